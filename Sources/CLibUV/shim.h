@@ -1,0 +1,18 @@
+#ifndef MONARCH_CLIBUV_SHIM_H
+#define MONARCH_CLIBUV_SHIM_H
+// The libuv headers, as one module for Swift (Debian: libuv1-dev).
+#include <uv.h>
+#include <pthread.h>
+
+// glibc declares pthread_setname_np only under _GNU_SOURCE; the prototype is stable.
+extern int pthread_setname_np(pthread_t thread, const char *name);
+
+/// Names the calling thread (at most 15 bytes are kept), for ps, top and debuggers.
+static inline void monarch_name_current_thread(const char *name) {
+    char truncated[16];
+    size_t i = 0;
+    for (; i < 15 && name[i] != '\0'; i++) truncated[i] = name[i];
+    truncated[i] = '\0';
+    (void)pthread_setname_np(pthread_self(), truncated);
+}
+#endif

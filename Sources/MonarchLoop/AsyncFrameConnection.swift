@@ -1,0 +1,140 @@
+import MonarchWire
+import Synchronization
+
+/// A frame connection for async code: await the next frame or message, send frames and
+/// messages, from any task.
+///
+/// Inbound frames wait in a bounded buffer; when the reader falls behind, the connection
+/// stops reading from the socket until it catches up. ``send(payload:)`` returns once the
+/// frame is queued for the loop, and waits first while the socket's write queue is over its
+/// high watermark. Code running on the connection's loop (an actor isolated to it, or a task
+/// preferring it as executor) sends and receives without any thread hop.
+public final class AsyncFrameConnection: Sendable {
+    /// The loop-level connection underneath.
+    public let connection: FrameConnection
+    /// The connection's loop.
+    public var loop: EventLoop { connection.loop }
+
+    private let inbox = FrameInbox()
+    /// Mirrors the stream's writability and openness for senders on other threads.
+    private let writable = Atomic<Bool>(true)
+    private let open = Atomic<Bool>(true)
+    /// Senders waiting for writability; touched on the loop thread only.
+    private let waitingSenders: LoopBound<[CheckedContinuation<Void, any Error>]>
+
+    /// Wraps a connection and starts reading. Loop thread only.
+    public init(_ connection: FrameConnection) {
+        connection.loop.preconditionInEventLoop()
+        self.connection = connection
+        self.waitingSenders = LoopBound([], loop: connection.loop)
+        connection.onFrame = { [inbox] frame in
+            if inbox.deliver(frame) { connection.pause() }
+        }
+        connection.onEnd = { [self] end in
+            open.store(false, ordering: .releasing)
+            inbox.finish(end)
+            let senders = waitingSenders.value
+            waitingSenders.value = []
+            for sender in senders { sender.resume(throwing: end) }
+        }
+        connection.stream.onWritabilityChanged = { [self] isWritable in
+            writable.store(isWritable, ordering: .releasing)
+            guard isWritable else { return }
+            let senders = waitingSenders.value
+            waitingSenders.value = []
+            for sender in senders { sender.resume() }
+        }
+        connection.start()
+    }
+
+    /// Connects to `address` and wraps the stream.
+    ///
+    /// - Throws: ``UVError`` when the connection cannot be made.
+    public static func connect(
+        to address: SocketAddress, on loop: EventLoop, maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes
+    ) async throws(UVError) -> AsyncFrameConnection {
+        let stream = try await StreamConnection.connect(to: address, on: loop)
+        return await withCheckedContinuation { continuation in
+            loop.execute {
+                continuation.resume(returning: AsyncFrameConnection(FrameConnection(stream: stream, maxFrameBytes: maxFrameBytes)))
+            }
+        }
+    }
+
+    /// The next frame payload; nil once the peer closed in order and every frame was read.
+    /// One task at a time may await it.
+    ///
+    /// - Throws: ``FrameConnection/End`` when the connection ended by a protocol or I/O
+    ///   error, `CancellationError` when the task is cancelled.
+    public func nextFrame() async throws -> [UInt8]? {
+        try await inbox.next { [connection] in
+            connection.loop.execute { connection.resume() }
+        }
+    }
+
+    /// The next message; nil once the peer closed in order.
+    ///
+    /// - Throws: ``ProtocolError`` when a frame does not decode (the peer is told and the
+    ///   connection closes), or what ``nextFrame()`` throws.
+    public func nextMessage() async throws -> WireMessage? {
+        guard let payload = try await nextFrame() else { return nil }
+        do {
+            return try connection.codec.decode(payload)
+        } catch {
+            loop.execute { [connection] in connection.fail(error) }
+            throw error
+        }
+    }
+
+    /// Sends a frame holding `payload`, after the frames sent before it.
+    ///
+    /// - Throws: ``FrameError`` when the payload exceeds the frame limit,
+    ///   ``FrameConnection/End`` when the connection has ended.
+    public func send(payload: [UInt8]) async throws {
+        guard payload.count <= connection.codec.maxFrameBytes else {
+            throw FrameError.oversized(length: UInt32(clamping: payload.count), limit: connection.codec.maxFrameBytes)
+        }
+        if loop.inEventLoop {
+            try await sendOnLoop(payload)
+        } else if writable.load(ordering: .acquiring) && open.load(ordering: .acquiring) {
+            loop.execute { [connection] in try? connection.send(payload: payload) }
+        } else {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                loop.execute { [self] in
+                    Task(executorPreference: loop) { [self] in
+                        do {
+                            try await sendOnLoop(payload)
+                            continuation.resume()
+                        } catch {
+                            continuation.resume(throwing: error)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends one message, after the frames sent before it.
+    ///
+    /// - Throws: as ``send(payload:)``.
+    public func send(_ message: WireMessage) async throws {
+        try await send(payload: connection.codec.encode(message))
+    }
+
+    /// Closes the connection and waits until it is closed.
+    public func close() async {
+        await connection.stream.closeAndWait()
+    }
+
+    /// Sends on the loop thread, first waiting while the stream is not writable.
+    private func sendOnLoop(_ payload: [UInt8]) async throws {
+        loop.preconditionInEventLoop()
+        while connection.isOpen && !connection.stream.isWritable {
+            try await withCheckedThrowingContinuation { continuation in
+                waitingSenders.value.append(continuation)
+            }
+        }
+        guard connection.isOpen else { throw FrameConnection.End.closed }
+        try connection.send(payload: payload)
+    }
+}

@@ -1,0 +1,226 @@
+import CLibUV
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libuv event loop running on a thread of its own.
+///
+/// Every handle of the layer (``StreamConnection``, ``Listener``, ``LoopTimer``) belongs to
+/// one loop and is touched only on that loop's thread; ``execute(_:)`` is the thread-safe way
+/// in. The loop is also a `SerialExecutor` and a `TaskExecutor` (see `EventLoop+Executor`),
+/// so actors and tasks can run on its thread and call handles directly.
+///
+/// A loop runs from `init` until ``shutdown()``; call `shutdown()` once its work is over.
+public final class EventLoop: @unchecked Sendable {
+    /// The libuv loop. Touch only on the loop thread.
+    let uvLoop: UnsafeMutablePointer<uv_loop_t>
+    /// Wakes the loop thread when work is queued from elsewhere.
+    private let wakeup: UnsafeMutablePointer<uv_async_t>
+    /// Work queued by ``execute(_:)`` and executor jobs, run in FIFO order on the loop thread.
+    private let queue = Mutex(WorkQueue())
+    /// The loop thread; written once in `init` before any other thread can see the loop.
+    private var thread = pthread_t()
+    /// Signalled when the loop thread has left `uv_run` and closed the loop.
+    private let finished = Mutex(ShutdownReport?.none)
+
+    /// The loop's name, used for its thread and its logs.
+    public let name: String
+    /// The loop's logger.
+    public let logger: Logger
+
+    /// Starts a new loop on a new thread named `name`.
+    ///
+    /// - Throws: ``UVError`` when libuv cannot initialise a loop.
+    public init(name: String = "monarch-loop") throws(UVError) {
+        self.name = name
+        var logger = Logger(label: "monarch.loop")
+        logger[metadataKey: "loop"] = "\(name)"
+        self.logger = logger
+        uvLoop = .allocate(capacity: 1)
+        wakeup = .allocate(capacity: 1)
+        do {
+            try UVError.check(uv_loop_init(uvLoop), "initialise loop \(name)")
+        } catch {
+            uvLoop.deallocate()
+            wakeup.deallocate()
+            throw error
+        }
+        // uv_async_init cannot fail on an initialised loop.
+        uv_async_init(uvLoop, wakeup) { async in
+            guard let data = async?.pointee.data else { return }
+            Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().runQueuedWork()
+        }
+        wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        startThread()
+    }
+
+    deinit {
+        wakeup.deallocate()
+        uvLoop.deallocate()
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+    /// Stops the process when the caller is not on this loop's thread.
+    public func preconditionInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(inEventLoop, "must be called on the thread of event loop \(name)", file: file, line: line)
+    }
+
+    /// Runs `work` on the loop thread, after the work queued before it. Thread-safe, never
+    /// blocks. Work queued after ``shutdown()`` began is dropped (and logged).
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        enqueue(.closure(work))
+    }
+
+    /// Runs `work` on the loop thread and returns its result to the awaiting caller.
+    public func submit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            execute { continuation.resume(with: Result(catching: work)) }
+        }
+    }
+
+    func enqueue(_ work: QueuedWork) {
+        // The wake-up is sent under the lock: once `stopping` is set the handle may be closed.
+        let accepted = queue.withLock { queue -> Bool in
+            guard !queue.stopping else { return false }
+            queue.items.append(work)
+            uv_async_send(wakeup)
+            return true
+        }
+        if !accepted {
+            logger.warning("work queued after shutdown was dropped")
+        }
+    }
+
+    /// Runs everything queued so far; called on the loop thread by the wake-up handle.
+    private func runQueuedWork() {
+        while true {
+            let batch = queue.withLock { queue -> [QueuedWork] in
+                let batch = queue.items
+                queue.items.removeAll(keepingCapacity: true)
+                return batch
+            }
+            if batch.isEmpty { return }
+            for work in batch {
+                switch work {
+                case .closure(let body): body()
+                case .job(let job): runJob(job)
+                case .stop: closeEveryHandle()
+                }
+            }
+        }
+    }
+
+    // MARK: - Shutdown
+
+    /// What the loop found when it shut down.
+    public struct ShutdownReport: Sendable, Equatable {
+        /// Handles still open when shutdown began (each was then closed). Zero when every
+        /// owner closed its handles itself.
+        public var handlesLeftOpen: Int
+        /// Whether `uv_loop_close` succeeded: every handle and request had finished.
+        public var loopClosed: Bool
+    }
+
+    /// Closes every handle still open, waits for the loop thread to finish and reports what it
+    /// found. Blocks the caller; must not be called on the loop thread. Calling it again
+    /// returns the same report.
+    @discardableResult
+    public func shutdown() -> ShutdownReport {
+        precondition(!inEventLoop, "shutdown() would wait for its own thread")
+        let first = queue.withLock { queue -> Bool in
+            if queue.stopping { return false }
+            queue.items.append(.stop)
+            queue.stopping = true
+            uv_async_send(wakeup)
+            return true
+        }
+        if first {
+            pthread_join(thread, nil)
+        }
+        // A second caller may arrive while the first still waits for the thread.
+        while true {
+            if let report = finished.withLock({ $0 }) { return report }
+            sched_yield()
+        }
+    }
+
+    /// Handles found open by ``closeEveryHandle()``; written and read on the loop thread.
+    private var handlesLeftOpen = 0
+
+    /// Closes every handle on the loop, the wake-up handle last, so that `uv_run` returns.
+    /// Work queued before the stop marker has run: whatever is open now was left open by its
+    /// owner, so it is counted, logged and closed through its owner's close path.
+    private func closeEveryHandle() {
+        final class Walk {
+            let wakeup: UnsafeMutableRawPointer
+            var open: [UnsafeMutablePointer<uv_handle_t>] = []
+            init(wakeup: UnsafeMutableRawPointer) { self.wakeup = wakeup }
+        }
+        let walk = Walk(wakeup: UnsafeMutableRawPointer(wakeup))
+        withExtendedLifetime(walk) {
+            uv_walk(uvLoop, { handle, arg in
+                guard let handle, let arg else { return }
+                let walk = Unmanaged<Walk>.fromOpaque(arg).takeUnretainedValue()
+                if uv_is_closing(handle) == 0 && UnsafeMutableRawPointer(handle) != walk.wakeup {
+                    walk.open.append(handle)
+                }
+            }, Unmanaged.passUnretained(walk).toOpaque())
+        }
+        handlesLeftOpen = walk.open.count
+        if !walk.open.isEmpty {
+            logger.warning("closing \(walk.open.count) handle(s) left open at shutdown")
+        }
+        for handle in walk.open {
+            if let owner = handle.pointee.data {
+                Unmanaged<LoopHandle>.fromOpaque(owner).takeUnretainedValue().close()
+            } else {
+                uv_close(handle, nil)
+            }
+        }
+        wakeup.withMemoryRebound(to: uv_handle_t.self, capacity: 1) { uv_close($0, nil) }
+    }
+
+    private func startThread() {
+        let box = Unmanaged.passRetained(ThreadStart(loop: self))
+        var started = pthread_t()
+        let result = pthread_create(&started, nil, { arg in
+            let start = Unmanaged<ThreadStart>.fromOpaque(arg!).takeRetainedValue()
+            start.loop.runOnThread()
+            return nil
+        }, box.toOpaque())
+        precondition(result == 0, "pthread_create failed: \(result)")
+        thread = started
+    }
+
+    private func runOnThread() {
+        monarch_name_current_thread(name)
+        uv_run(uvLoop, UV_RUN_DEFAULT)
+        let closed = uv_loop_close(uvLoop) == 0
+        if !closed { logger.error("uv_loop_close failed: requests or handles were still active") }
+        let report = ShutdownReport(handlesLeftOpen: handlesLeftOpen, loopClosed: closed)
+        finished.withLock { $0 = report }
+    }
+}
+
+/// What the loop thread runs: a closure, an executor job, or the stop marker.
+enum QueuedWork {
+    case closure(@Sendable () -> Void)
+    case job(UnownedJob)
+    case stop
+}
+
+/// The loop's queue of work from other threads.
+struct WorkQueue: ~Copyable {
+    var items: [QueuedWork] = []
+    var stopping = false
+}
+
+private final class ThreadStart {
+    let loop: EventLoop
+    init(loop: EventLoop) { self.loop = loop }
+}

@@ -1,0 +1,137 @@
+import MonarchWire
+
+/// A stream that speaks frames: it splits what arrives into frame payloads (or messages) and
+/// frames what is sent.
+///
+/// A framing defect, or a message that does not decode when ``onMessage`` is used, ends the
+/// connection the protocol's way: an `error` message naming the defect is sent, then the
+/// connection closes once it is written. Other connections are never affected.
+/// Loop thread only, except ``close()``.
+public final class FrameConnection: @unchecked Sendable {
+    /// How a connection ended.
+    public enum End: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Closed in order: by this side, or by the peer on a frame boundary.
+        case closed
+        /// A protocol violation; by the peer when it arrived, by this side when ``fail(_:)`` was called.
+        case protocolError(ProtocolError)
+        /// The socket failed.
+        case ioError(UVError)
+
+        public var description: String {
+            switch self {
+            case .closed: "connection closed"
+            case .protocolError(let error): "protocol error: \(error)"
+            case .ioError(let error): "I/O error: \(error)"
+            }
+        }
+    }
+
+    /// The stream under the frames.
+    public let stream: StreamConnection
+    /// The connection's loop.
+    public var loop: EventLoop { stream.loop }
+    /// The message codec, with the connection's frame limit.
+    public let codec: MessageCodec
+
+    /// Each complete frame payload, in order. Loop thread.
+    public var onFrame: (([UInt8]) -> Void)?
+    /// Each decoded message, in order, when set (takes precedence over ``onFrame``). Loop thread.
+    public var onMessage: ((WireMessage) -> Void)?
+    /// Called once when the connection has ended, with how. Loop thread.
+    public var onEnd: ((End) -> Void)?
+
+    private var decoder: FrameDecoder
+    private var endReason: End?
+    private var scratch: [UInt8] = []
+
+    /// Wraps `stream`, accepting frames of up to `maxFrameBytes` payload bytes in both directions.
+    /// Reading starts with ``start()``. Loop thread only.
+    public init(stream: StreamConnection, maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes) {
+        stream.loop.preconditionInEventLoop()
+        self.stream = stream
+        self.codec = MessageCodec(maxFrameBytes: maxFrameBytes)
+        self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
+        stream.onRead = { bytes in self.received(bytes) }
+        stream.onEnd = { error in self.streamEnded(error) }
+    }
+
+    /// Starts reading frames. Loop thread only.
+    public func start() { stream.startReading() }
+    /// Stops reading frames until ``resume()`` (backpressure towards the peer). Loop thread only.
+    public func pause() { stream.stopReading() }
+    /// Resumes reading frames. Loop thread only.
+    public func resume() { stream.startReading() }
+    /// Whether the connection is open and has not begun to close.
+    public var isOpen: Bool { !stream.isClosing }
+
+    /// Sends one frame holding `payload`. Loop thread only.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds the limit;
+    ///   nothing is sent then.
+    public func send(payload: some Collection<UInt8>) throws(FrameError) {
+        scratch.removeAll(keepingCapacity: true)
+        try FrameEncoder.append(payload: payload, to: &scratch, maxFrameBytes: codec.maxFrameBytes)
+        stream.write(scratch)
+        if scratch.capacity > 1 << 20 { scratch = [] }
+    }
+
+    /// Sends one message. Loop thread only.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the encoded message exceeds the limit.
+    public func send(_ message: WireMessage) throws(FrameError) {
+        try send(payload: codec.encode(message))
+    }
+
+    /// Reports `error` to the peer in an `error` message and closes once it is written.
+    /// Loop thread only.
+    public func fail(_ error: ProtocolError) {
+        guard !stream.isClosing else { return }
+        if endReason == nil { endReason = .protocolError(error) }
+        loop.logger.debug("closing connection: \(error)")
+        try? send(.error(error.errorMessage))
+        stream.closeAfterWrites()
+    }
+
+    /// Closes the connection; frames already queued may not all be written. Any thread.
+    public func close() { stream.close() }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        decoder.append(bytes)
+        do {
+            while !stream.isClosing, let payload = try decoder.nextFrame() {
+                if let onMessage {
+                    do {
+                        onMessage(try codec.decode(payload))
+                    } catch {
+                        fail(error)
+                    }
+                } else {
+                    onFrame?(payload)
+                }
+            }
+        } catch {
+            fail(ProtocolError(error))
+        }
+    }
+
+    private func streamEnded(_ error: UVError?) {
+        if endReason == nil {
+            if let error {
+                endReason = .ioError(error)
+            } else {
+                do {
+                    try decoder.finish()
+                    endReason = .closed
+                } catch {
+                    endReason = .protocolError(ProtocolError(error))
+                }
+            }
+        }
+        let end = endReason ?? .closed
+        let onEnd = self.onEnd
+        self.onEnd = nil
+        onFrame = nil
+        onMessage = nil
+        onEnd?(end)
+    }
+}

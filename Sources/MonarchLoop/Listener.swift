@@ -1,0 +1,139 @@
+import CLibUV
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Accepts stream connections on a TCP address or a Unix-domain socket path.
+///
+/// Each accepted connection is handed to the `onConnection` callback, not yet reading.
+/// A Unix socket file left behind by a dead process is replaced; one that a live process
+/// still listens on is not (binding fails with `EADDRINUSE`). The socket file is removed when
+/// the listener closes. Loop thread only, except ``close()``.
+public final class Listener: LoopHandle, @unchecked Sendable {
+    /// The address asked for.
+    public let address: SocketAddress
+    /// The address actually bound (for `tcp:…:0`, the port the kernel chose).
+    public private(set) var boundAddress: SocketAddress
+    private let onConnection: (StreamConnection) -> Void
+    private let transport: StreamConnection.Transport
+    /// Whether this listener created the Unix socket file (and so removes it on close).
+    private var ownsSocketFile = false
+
+    /// Binds and listens on `address`. Loop thread only.
+    ///
+    /// - Parameters:
+    ///   - onConnection: receives each accepted connection on the loop thread.
+    /// - Throws: ``UVError`` when the address cannot be bound or listened on.
+    public init(
+        address: SocketAddress, on loop: EventLoop, backlog: Int32 = 511,
+        onConnection: @escaping (StreamConnection) -> Void
+    ) throws(UVError) {
+        self.address = address
+        self.boundAddress = address
+        self.onConnection = onConnection
+        switch address {
+        case .tcp:
+            transport = .tcp
+            try super.init(loop: loop, size: MemoryLayout<uv_tcp_t>.size) {
+                uv_tcp_init(loop.uvLoop, $0.assumingMemoryBound(to: uv_tcp_t.self))
+            }
+        case .unix:
+            transport = .unix
+            try super.init(loop: loop, size: MemoryLayout<uv_pipe_t>.size) {
+                uv_pipe_init(loop.uvLoop, $0.assumingMemoryBound(to: uv_pipe_t.self), 0)
+            }
+        }
+        do {
+            try bind()
+            try UVError.check(
+                uv_listen(pointer(as: uv_stream_t.self), backlog) { server, status in
+                    LoopHandle.owner(of: UnsafeMutableRawPointer(server), as: Listener.self)?.accept(status: status)
+                }, "listen on \(address)")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    private func bind() throws(UVError) {
+        switch address {
+        case .tcp:
+            _ = try address.withSockaddr { sockaddr throws(UVError) in
+                try UVError.check(uv_tcp_bind(pointer(as: uv_tcp_t.self), sockaddr, 0), "bind \(address)")
+            }
+            // Errors such as EADDRINUSE surface at listen on some systems and at bind on others.
+            var storage = sockaddr_storage()
+            var length = Int32(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutableBytes(of: &storage) { raw in
+                uv_tcp_getsockname(
+                    pointer(as: uv_tcp_t.self), raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
+            }
+            if named == 0 {
+                boundAddress = withUnsafeBytes(of: &storage) { raw in
+                    SocketAddress(sockaddr: raw.baseAddress!.assumingMemoryBound(to: sockaddr.self))
+                } ?? address
+            }
+        case .unix(let path):
+            var result = uv_pipe_bind(pointer(as: uv_pipe_t.self), path)
+            if result == UVCode.eaddrinuse && UnixSocketProbe.isStale(path: path) {
+                unlink(path)
+                result = uv_pipe_bind(pointer(as: uv_pipe_t.self), path)
+            }
+            try UVError.check(result, "bind \(address)")
+            ownsSocketFile = true
+        }
+    }
+
+    private func accept(status: Int32) {
+        guard status >= 0 else {
+            loop.logger.warning("accept on \(address) failed: \(UVError(code: status, operation: "accept"))")
+            return
+        }
+        let connection: StreamConnection
+        do {
+            connection = try StreamConnection(loop: loop, transport: transport)
+        } catch {
+            loop.logger.error("cannot create a connection on \(address): \(error)")
+            return
+        }
+        let result = uv_accept(pointer(as: uv_stream_t.self), connection.stream)
+        guard result == 0 else {
+            loop.logger.warning("accept on \(address) failed: \(UVError(code: result, operation: "accept"))")
+            connection.close()
+            return
+        }
+        connection.setNoDelay()
+        onConnection(connection)
+    }
+
+    override func didClose() {
+        if ownsSocketFile, case .unix(let path) = address { unlink(path) }
+        super.didClose()
+    }
+}
+
+/// Tells a Unix socket file left by a dead process from one a live process listens on.
+enum UnixSocketProbe {
+    /// Whether nothing accepts connections at `path` (connecting is refused), so the file may
+    /// be replaced. Blocking, but only for a local connect that answers at once.
+    static func isStale(path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result != 0 && errno == ECONNREFUSED
+    }
+}

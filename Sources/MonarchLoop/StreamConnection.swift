@@ -1,0 +1,238 @@
+import CLibUV
+
+/// A connected byte stream over TCP or a Unix-domain socket, on one event loop.
+///
+/// Reading delivers bytes as they arrive to ``onRead``; the end of the stream or a read error
+/// goes to ``onEnd``, after which the connection closes itself. Writing never blocks: bytes
+/// the kernel does not take at once are queued (partial writes resume where they stopped),
+/// and ``isWritable`` turns false while more than ``writeHighWatermark`` bytes are queued,
+/// true again below ``writeLowWatermark`` — ``onWritabilityChanged`` reports both.
+/// Loop thread only, except ``close()``.
+public final class StreamConnection: LoopHandle, @unchecked Sendable {
+    /// Bytes that arrived; valid only during the call. Loop thread.
+    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    /// The stream ended: `nil` for an orderly end of file, else the error. Called once, just
+    /// before the connection closes itself. Loop thread.
+    public var onEnd: ((UVError?) -> Void)?
+    /// Writability changed (see ``isWritable``). Loop thread.
+    public var onWritabilityChanged: ((Bool) -> Void)?
+
+    /// Queued bytes above which ``isWritable`` turns false.
+    public var writeHighWatermark = 1 << 20
+    /// Queued bytes at or below which ``isWritable`` turns true again.
+    public var writeLowWatermark = 256 << 10
+    /// Whether writers should go on writing (queued bytes are below the high watermark).
+    public private(set) var isWritable = true
+    /// Bytes handed to ``write(_:)`` that the kernel has not taken yet.
+    public private(set) var queuedWriteBytes = 0
+    /// Whether reading is on.
+    public private(set) var isReading = false
+
+    /// Queued write requests; the stream closes after them when ``closeAfterWrites()`` asked.
+    private var pendingWrites = 0
+    private var closeWhenFlushed = false
+    private var ended = false
+    /// Where libuv reads into; allocated when reading first starts.
+    private var readBuffer: UnsafeMutableRawBufferPointer?
+
+    /// The transport under the stream.
+    public enum Transport: Sendable { case tcp, unix }
+    /// The transport under the stream.
+    public let transport: Transport
+
+    init(loop: EventLoop, transport: Transport) throws(UVError) {
+        self.transport = transport
+        switch transport {
+        case .tcp:
+            try super.init(loop: loop, size: MemoryLayout<uv_tcp_t>.size) {
+                uv_tcp_init(loop.uvLoop, $0.assumingMemoryBound(to: uv_tcp_t.self))
+            }
+        case .unix:
+            try super.init(loop: loop, size: MemoryLayout<uv_pipe_t>.size) {
+                uv_pipe_init(loop.uvLoop, $0.assumingMemoryBound(to: uv_pipe_t.self), 0)
+            }
+        }
+    }
+
+    /// The handle as a libuv stream.
+    var stream: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
+
+    /// Turns off Nagle's algorithm on TCP streams, so small frames leave at once.
+    func setNoDelay() {
+        if transport == .tcp { uv_tcp_nodelay(pointer(as: uv_tcp_t.self), 1) }
+    }
+
+    // MARK: Reading
+
+    /// Starts delivering bytes to ``onRead``. Idempotent.
+    public func startReading() {
+        loop.preconditionInEventLoop()
+        guard !isReading, !isClosing, !ended else { return }
+        if readBuffer == nil { readBuffer = .allocate(byteCount: 64 << 10, alignment: 16) }
+        let result = uv_read_start(stream, { handle, _, buf in
+            guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(handle), as: StreamConnection.self)
+            else { return }
+            let buffer = connection.readBuffer!
+            buf!.pointee = uv_buf_init(buffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(buffer.count))
+        }, { stream, count, _ in
+            guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(stream), as: StreamConnection.self)
+            else { return }
+            connection.didRead(count)
+        })
+        if result < 0 {
+            end(UVError(code: result, operation: "start reading"))
+        } else {
+            isReading = true
+        }
+    }
+
+    /// Stops delivering bytes until ``startReading()``; the kernel buffers, then the peer waits.
+    public func stopReading() {
+        loop.preconditionInEventLoop()
+        guard isReading, !isClosing else { return }
+        uv_read_stop(stream)
+        isReading = false
+    }
+
+    private func didRead(_ count: Int) {
+        if count > 0 {
+            onRead?(UnsafeRawBufferPointer(rebasing: readBuffer![0..<count]))
+        } else if count < 0 {
+            let code = Int32(count)
+            end(code == UVCode.eof ? nil : UVError(code: code, operation: "read"))
+        }
+        // count == 0 is EAGAIN: nothing to do.
+    }
+
+    /// Reports the end of the stream once, then closes.
+    private func end(_ error: UVError?) {
+        guard !ended else { return }
+        ended = true
+        onEnd?(error)
+        close()
+    }
+
+    // MARK: Writing
+
+    /// Writes `bytes` after everything written before. Never blocks: what the kernel does not
+    /// take now is copied and queued. Writing to a closing stream is ignored. A write error
+    /// ends the stream (``onEnd`` gets it).
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        loop.preconditionInEventLoop()
+        guard !isClosing, !ended, bytes.count > 0 else { return }
+        var offset = 0
+        if pendingWrites == 0 {
+            var buffer = uv_buf_init(
+                UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CChar.self)),
+                UInt32(bytes.count))
+            let written = uv_try_write(stream, &buffer, 1)
+            if written == Int32(bytes.count) { return }
+            if written > 0 {
+                offset = Int(written)
+            } else if written != UVCode.eagain {
+                end(UVError(code: written, operation: "write"))
+                return
+            }
+        }
+        queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+    }
+
+    /// Writes `bytes` after everything written before (see ``write(_:)-(UnsafeRawBufferPointer)``).
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Copies `bytes` into one allocation with its write request and hands it to libuv.
+    private func queueWrite(_ bytes: UnsafeRawBufferPointer) {
+        let request = WriteRequest.make(copying: bytes)
+        var buffer = uv_buf_init(request.bytes.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+        let result = uv_write(request.pointer, stream, &buffer, 1) { request, status in
+            guard let request else { return }
+            let count = WriteRequest.byteCount(of: request)
+            let stream = UnsafeMutableRawPointer(request.pointee.handle)
+            WriteRequest.free(request)
+            LoopHandle.owner(of: stream, as: StreamConnection.self)?.didWrite(count, status: status)
+        }
+        if result < 0 {
+            WriteRequest.free(request.pointer)
+            end(UVError(code: result, operation: "write"))
+            return
+        }
+        pendingWrites += 1
+        queuedWriteBytes += bytes.count
+        if isWritable && queuedWriteBytes > writeHighWatermark {
+            isWritable = false
+            onWritabilityChanged?(false)
+        }
+    }
+
+    private func didWrite(_ count: Int, status: Int32) {
+        pendingWrites -= 1
+        queuedWriteBytes -= count
+        if status < 0 && status != UVCode.ecanceled {
+            end(UVError(code: status, operation: "write"))
+        }
+        if !isWritable && queuedWriteBytes <= writeLowWatermark && !isClosing {
+            isWritable = true
+            onWritabilityChanged?(true)
+        }
+        if closeWhenFlushed && pendingWrites == 0 { close() }
+    }
+
+    /// Closes the stream once every queued write has reached the kernel; reading stops now.
+    public func closeAfterWrites() {
+        loop.preconditionInEventLoop()
+        stopReading()
+        if pendingWrites == 0 { close() } else { closeWhenFlushed = true }
+    }
+
+    override func willClose() {
+        if isReading {
+            uv_read_stop(stream)
+            isReading = false
+        }
+    }
+
+    override func didClose() {
+        readBuffer?.deallocate()
+        readBuffer = nil
+        if !ended {
+            ended = true
+            onEnd?(nil)
+        }
+        onRead = nil
+        onEnd = nil
+        onWritabilityChanged = nil
+        super.didClose()
+    }
+}
+
+/// A `uv_write_t` and the bytes it writes, in one allocation freed by the write callback.
+struct WriteRequest {
+    /// The request, as libuv wants it.
+    let pointer: UnsafeMutablePointer<uv_write_t>
+    /// Where the bytes are.
+    let bytes: UnsafeMutableRawPointer
+
+    private static let headerSize = (MemoryLayout<uv_write_t>.size + MemoryLayout<Int>.size + 15) & ~15
+
+    /// Allocates a request holding a copy of `source`.
+    static func make(copying source: UnsafeRawBufferPointer) -> WriteRequest {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: headerSize + source.count, alignment: 16)
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_write_t>.size)
+        memory.storeBytes(of: source.count, toByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
+        let bytes = memory + headerSize
+        bytes.copyMemory(from: source.baseAddress!, byteCount: source.count)
+        return WriteRequest(pointer: memory.bindMemory(to: uv_write_t.self, capacity: 1), bytes: bytes)
+    }
+
+    /// How many bytes the request writes.
+    static func byteCount(of request: UnsafeMutablePointer<uv_write_t>) -> Int {
+        UnsafeMutableRawPointer(request).load(fromByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
+    }
+
+    /// Frees a request made by ``make(copying:)``.
+    static func free(_ request: UnsafeMutablePointer<uv_write_t>) {
+        UnsafeMutableRawPointer(request).deallocate()
+    }
+}

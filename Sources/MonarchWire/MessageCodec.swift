@@ -1,0 +1,102 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Turns frame payloads into ``WireMessage`` values and back.
+///
+/// Decoding checks, in order: UTF-8, JSON syntax, that the value is an object, its `type`,
+/// then the message's fields; the first defect found becomes a ``ProtocolError`` naming it.
+/// A codec value may be shared between threads.
+public struct MessageCodec: Sendable {
+    /// The largest payload ``encodeFrame(_:)`` produces.
+    public let maxFrameBytes: Int
+
+    /// Creates a codec whose frames hold at most `maxFrameBytes` payload bytes.
+    public init(maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes) {
+        self.maxFrameBytes = maxFrameBytes
+    }
+
+    /// Decodes one frame payload.
+    ///
+    /// - Throws: ``ProtocolError`` with code `invalidUTF8`, `invalidJSON`, `notAnObject`,
+    ///   `missingType`, `unknownType`, `missingField` or `invalidField`, and a message that
+    ///   names the field concerned.
+    public func decode(_ payload: [UInt8]) throws(ProtocolError) -> WireMessage {
+        guard !payload.isEmpty else {
+            throw ProtocolError(.invalidJSON, "empty payload: a frame holds one JSON object")
+        }
+        guard String(validating: payload, as: UTF8.self) != nil else {
+            throw ProtocolError(.invalidUTF8, "payload of \(payload.count) bytes is not valid UTF-8")
+        }
+        do {
+            return try JSONDecoder().decode(WireMessage.self, from: Data(payload))
+        } catch let unknown as UnknownMessageType {
+            throw ProtocolError(.unknownType, "unknown message type \"\(unknown.type)\"", id: Self.peekID(payload))
+        } catch let error as DecodingError {
+            throw Self.protocolError(for: error, payload: payload)
+        } catch {
+            throw ProtocolError(.invalidJSON, "\(error)")
+        }
+    }
+
+    /// Encodes a message as a frame payload (JSON text, no length prefix).
+    public func encode(_ message: WireMessage) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        do {
+            return Array(try encoder.encode(message))
+        } catch {
+            // Every message type encodes: their fields are strings, numbers, booleans and Data.
+            preconditionFailure("a wire message failed to encode: \(error)")
+        }
+    }
+
+    /// Encodes a message as a whole frame: the 4-byte length, then the JSON payload.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds
+    ///   ``maxFrameBytes``.
+    public func encodeFrame(_ message: WireMessage) throws(FrameError) -> [UInt8] {
+        try FrameEncoder.frame(payload: encode(message), maxFrameBytes: maxFrameBytes)
+    }
+
+    /// Maps a decoding error onto the protocol error that names the defect.
+    private static func protocolError(for error: DecodingError, payload: [UInt8]) -> ProtocolError {
+        let id = peekID(payload)
+        switch error {
+        case .keyNotFound(let key, let context):
+            let path = (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
+            if path == "type" {
+                return ProtocolError(.missingType, "the object has no \"type\"", id: id)
+            }
+            return ProtocolError(.missingField, "missing field \"\(path)\": \(context.debugDescription)", id: id)
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            if path.isEmpty {
+                return ProtocolError(.notAnObject, "the payload is JSON but not an object")
+            }
+            if path == "type" {
+                return ProtocolError(.missingType, "\"type\" is not a string", id: id)
+            }
+            return ProtocolError(.invalidField, "field \"\(path)\": \(context.debugDescription)", id: id)
+        case .dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            if path.isEmpty {
+                return ProtocolError(.invalidJSON, "the payload is not valid JSON: \(context.debugDescription)")
+            }
+            return ProtocolError(.invalidField, "field \"\(path)\": \(context.debugDescription)", id: id)
+        @unknown default:
+            return ProtocolError(.invalidJSON, "\(error)")
+        }
+    }
+
+    /// The message's `id`, if the payload is an object with a valid integer id, for error replies.
+    private static func peekID(_ payload: [UInt8]) -> MessageID? {
+        struct IDProbe: Decodable { var id: MessageID? }
+        guard let id = (try? JSONDecoder().decode(IDProbe.self, from: Data(payload)))?.id,
+            id <= MessageIDLimit
+        else { return nil }
+        return id
+    }
+}

@@ -1,0 +1,25 @@
+/// How a request may use cached responses (see DESIGN.md, "Chain semantics").
+public enum CachePolicy: String, Codable, Sendable, CaseIterable {
+    /// Answer from the cache when it has the entry; fetch only on a miss.
+    case cacheFirst
+    /// Fetch; answer from the cache (even stale) only when the fetch fails.
+    case networkFirst
+    /// Answer from the cache at once, even stale, and refresh the entry in the background.
+    case cacheThenRefresh
+    /// Neither read nor write the cache.
+    case noCache
+}
+
+/// One query item of a request, in order; the value may be absent (`?flag`).
+public struct QueryItem: Codable, Sendable, Hashable {
+    /// The item's name.
+    public var name: String
+    /// The item's value, if it has one.
+    public var value: String?
+
+    /// Creates a query item.
+    public init(name: String, value: String?) {
+        self.name = name
+        self.value = value
+    }
+}

@@ -1,0 +1,96 @@
+/// The first message on every connection: who is connecting and which protocol version it speaks.
+public struct Hello: Codable, Sendable, Equatable {
+    /// Which side of the system the connecting process is.
+    public enum Role: String, Codable, Sendable {
+        /// Asks for resources (the CLI, the client library, another language's client).
+        case client
+        /// Serves a provider pool (cache, bundle, network, …).
+        case worker
+    }
+
+    /// Which side of the system the connecting process is.
+    public var role: Role
+    /// The protocol version the sender speaks (1 for this document).
+    public var version: Int
+    /// The shared secret, where the listener requires one.
+    public var token: String?
+    /// A worker's kind (`cache`, `bundle`, `network`, …); required for workers.
+    public var kind: String?
+    /// How many requests a worker runs at once.
+    public var capacity: Int?
+    /// The sender's process id, for status reports.
+    public var pid: Int?
+    /// A free-form name for logs and status reports.
+    public var name: String?
+
+    /// Creates a hello.
+    public init(
+        role: Role, version: Int = WireProtocol.version, token: String? = nil, kind: String? = nil,
+        capacity: Int? = nil, pid: Int? = nil, name: String? = nil
+    ) {
+        self.role = role
+        self.version = version
+        self.token = token
+        self.kind = kind
+        self.capacity = capacity
+        self.pid = pid
+        self.name = name
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case role, version, token, kind, capacity, pid, name
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        role = try c.decode(Role.self, forKey: .role)
+        guard let version = try c.decodeIntegerIfPresent(Int.self, forKey: .version, in: 1...Int.max) else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.version, .init(codingPath: c.codingPath, debugDescription: "version is required"))
+        }
+        self.version = version
+        token = try c.decodeIfPresent(String.self, forKey: .token)
+        kind = try c.decodeStringIfPresent(
+            forKey: .kind, expected: "a kind matching [a-z][a-z0-9-]*", isValid: WireProtocol.isValidKind)
+        if role == .worker && kind == nil {
+            throw DecodingError.keyNotFound(
+                CodingKeys.kind, .init(codingPath: c.codingPath, debugDescription: "a worker's hello names its kind"))
+        }
+        capacity = try c.decodeIntegerIfPresent(Int.self, forKey: .capacity, in: 1...Int.max)
+        pid = try c.decodeIntegerIfPresent(Int.self, forKey: .pid)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+    }
+}
+
+/// The answer to an accepted ``Hello``.
+public struct Welcome: Codable, Sendable, Equatable {
+    /// The protocol version both sides now speak.
+    public var version: Int
+    /// The largest frame payload the sender of the welcome accepts.
+    public var maxFrameBytes: Int?
+    /// The id the coordinator gave a worker, for status reports and logs.
+    public var workerId: String?
+    /// How often the peer should expect or send pings, in milliseconds.
+    public var heartbeatMs: Int?
+
+    /// Creates a welcome.
+    public init(
+        version: Int = WireProtocol.version, maxFrameBytes: Int? = nil, workerId: String? = nil,
+        heartbeatMs: Int? = nil
+    ) {
+        self.version = version
+        self.maxFrameBytes = maxFrameBytes
+        self.workerId = workerId
+        self.heartbeatMs = heartbeatMs
+    }
+
+    private enum CodingKeys: String, CodingKey { case version, maxFrameBytes, workerId, heartbeatMs }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decodeInteger(Int.self, forKey: .version)
+        maxFrameBytes = try c.decodeIntegerIfPresent(Int.self, forKey: .maxFrameBytes, in: 0...Int.max)
+        workerId = try c.decodeIfPresent(String.self, forKey: .workerId)
+        heartbeatMs = try c.decodeIntegerIfPresent(Int.self, forKey: .heartbeatMs, in: 0...Int.max)
+    }
+}
