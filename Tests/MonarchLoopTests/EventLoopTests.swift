@@ -1,0 +1,100 @@
+import Foundation
+import MonarchLoop
+import Synchronization
+import Testing
+
+/// An actor whose state lives on the event loop's thread.
+actor LoopIsolatedCounter {
+    nonisolated let loop: EventLoop
+    private(set) var count = 0
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    func increment() -> Bool {
+        count += 1
+        return loop.inEventLoop
+    }
+}
+
+@Suite struct EventLoopTests {
+    @Test func executeRunsWorkOnTheLoopThreadInOrder() async throws {
+        try await withLoop { loop in
+            let seen = Mutex<[Int]>([])
+            let onLoop = Mutex(true)
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                for index in 0..<1000 {
+                    loop.execute {
+                        seen.withLock { $0.append(index) }
+                        if !loop.inEventLoop { onLoop.withLock { $0 = false } }
+                        if index == 999 { done.resume() }
+                    }
+                }
+            }
+            #expect(seen.withLock { $0 } == Array(0..<1000))
+            #expect(onLoop.withLock { $0 })
+            #expect(!loop.inEventLoop)
+        }
+    }
+
+    @Test func submitReturnsTheResultAndPropagatesErrors() async throws {
+        struct Boom: Error {}
+        try await withLoop { loop in
+            let ranOnLoop = try await loop.submit { loop.inEventLoop }
+            #expect(ranOnLoop)
+            await #expect(throws: Boom.self) { try await loop.submit { throw Boom() } }
+        }
+    }
+
+    @Test func anActorCanLiveOnTheLoop() async throws {
+        try await withLoop { loop in
+            let counter = LoopIsolatedCounter(loop: loop)
+            for _ in 0..<100 { #expect(await counter.increment()) }
+            #expect(await counter.count == 100)
+        }
+    }
+
+    @Test func aTaskCanPreferTheLoopAsItsExecutor() async throws {
+        try await withLoop { loop in
+            let ranOnLoop = await Task(executorPreference: loop) { loop.inEventLoop }.value
+            #expect(ranOnLoop)
+        }
+    }
+
+    @Test func shutdownClosesAndCountsHandlesLeftOpen() async throws {
+        let loop = try EventLoop(name: "leaky")
+        _ = try await loop.submit { try LoopTimer(on: loop) }
+        _ = try await loop.submit { try Listener(address: .tcp(host: "127.0.0.1", port: 0), on: loop) { $0.close() } }
+        let report = loop.shutdown()
+        #expect(report.handlesLeftOpen == 2)
+        #expect(report.loopClosed)
+        #expect(loop.shutdown() == report)
+    }
+
+    @Test func timersFireOnceOrRepeatedlyAndStop() async throws {
+        try await withLoop { loop in
+            let fired = Mutex(0)
+            let timer = try await loop.submit { try LoopTimer(on: loop) }
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                loop.execute {
+                    timer.start(afterMs: 1, repeatMs: 1) {
+                        let count = fired.withLock { count in
+                            count += 1
+                            return count
+                        }
+                        if count == 5 {
+                            timer.stop()
+                            done.resume()
+                        }
+                    }
+                }
+            }
+            // A stopped timer stays quiet.
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(fired.withLock { $0 } == 5)
+            await timer.closeAndWait()
+            #expect(timer.isClosed)
+        }
+    }
+}

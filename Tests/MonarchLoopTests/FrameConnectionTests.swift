@@ -1,0 +1,254 @@
+import Foundation
+import MonarchLoop
+import MonarchWire
+import Synchronization
+import Testing
+
+@Suite struct FrameConnectionTests {
+    @Test(arguments: TestTransport.allCases)
+    func framesTravelBothWaysInOrder(_ transport: TestTransport) async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: transport.listenAddress)
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            for index in 0..<200 {
+                try await client.send(.request(RequestMessage(id: MessageID(index), path: "items/\(index)")))
+            }
+            for index in 0..<200 {
+                let message = try await peer.nextMessage()
+                #expect(message == .request(RequestMessage(id: MessageID(index), path: "items/\(index)")))
+            }
+            // Replies may come in any order; the layer keeps the order they were sent in.
+            for index in (0..<200).reversed() {
+                try await peer.send(.response(ResponseMessage(id: MessageID(index), status: 200)))
+            }
+            for index in (0..<200).reversed() {
+                #expect(try await client.nextMessage()?.id == MessageID(index))
+            }
+            await client.close()
+            #expect(try await peer.nextFrame() == nil, "an orderly close ends the peer's frames")
+            await peer.close()
+            await server.stop()
+        }
+    }
+
+    @Test(arguments: TestTransport.allCases)
+    func aLargeFrameArrivesWholeAcrossManyReads(_ transport: TestTransport) async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: transport.listenAddress)
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            let payload = (0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            async let sent: Void = client.send(payload: payload)
+            let received = try await peer.nextFrame()
+            try await sent
+            #expect(received == payload)
+            await client.close()
+            await peer.close()
+            await server.stop()
+        }
+    }
+
+    @Test func aSlowReaderPausesTheSocketAndTheWriterWaits() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            let chunk = [UInt8](repeating: 7, count: 256 << 10)
+            let total = 256  // 64 MiB: far more than the socket buffers and the inbox hold.
+            let sawBackpressure = Mutex(false)
+            let writer = Task {
+                for _ in 0..<total {
+                    try await client.send(payload: chunk)
+                    let writable = try await loop.submit { client.connection.stream.isWritable }
+                    if !writable { sawBackpressure.withLock { $0 = true } }
+                }
+            }
+            // Let the writer fill every buffer before reading anything.
+            try await Task.sleep(for: .milliseconds(300))
+            var count = 0
+            while count < total, let frame = try await peer.nextFrame() {
+                #expect(frame.count == chunk.count)
+                count += 1
+            }
+            try await writer.value
+            #expect(count == total)
+            #expect(sawBackpressure.withLock { $0 }, "the write queue never crossed its high watermark")
+            await client.close()
+            await peer.close()
+            await server.stop()
+        }
+    }
+
+    @Test(arguments: [
+        ("oversized length", [0x7f, 0xff, 0xff, 0xff, 0x7b] as [UInt8], ProtocolErrorCode.oversizedFrame),
+        ("invalid JSON", try! FrameEncoder.frame(payload: Array("{\"type\":".utf8)), .invalidJSON),
+        ("invalid UTF-8", try! FrameEncoder.frame(payload: [0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), .invalidUTF8),
+        ("unknown type", try! FrameEncoder.frame(payload: Array("{\"type\":\"teleport\"}".utf8)), .unknownType),
+    ])
+    func aBadFrameGetsAnErrorAndACloseWhileOtherConnectionsCarryOn(
+        _ name: String, _ bytes: [UInt8], _ expected: ProtocolErrorCode
+    ) async throws {
+        try await withLoop { loop in
+            let received = Mutex<[WireMessage]>([])
+            let listener = try await loop.submit {
+                try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
+                    let connection = FrameConnection(stream: stream)
+                    connection.onMessage = { message in
+                        received.withLock { $0.append(message) }
+                        if case .ping(let ping) = message { try? connection.send(.pong(PongMessage(id: ping.id))) }
+                    }
+                    connection.start()
+                }
+            }
+            let bad = try await AsyncFrameConnection.connect(to: listener.boundAddress, on: loop)
+            let good = try await AsyncFrameConnection.connect(to: listener.boundAddress, on: loop)
+            try await bad.sendRaw(bytes)
+            let reply = try await bad.nextMessage()
+            guard case .error(let error) = reply else {
+                Issue.record("expected an error message, got \(String(describing: reply))")
+                return
+            }
+            #expect(error.code == expected)
+            #expect(!error.message.isEmpty)
+            #expect(try await bad.nextFrame() == nil, "the server closes after the error")
+            try await good.send(.ping(PingMessage(id: 5)))
+            #expect(try await good.nextMessage() == .pong(PongMessage(id: 5)))
+            await bad.close()
+            await good.close()
+            await listener.closeAndWait()
+        }
+    }
+
+    @Test func aTruncatedFrameAtTheEndIsReportedAsSuch() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .tcp(host: "127.0.0.1", port: 0))
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            try await client.sendRaw([0, 0, 0, 10, 0x7b])
+            await client.close()
+            await #expect(throws: FrameConnection.End.self) { try await peer.nextFrame() }
+            do {
+                _ = try await peer.nextFrame()
+            } catch let end as FrameConnection.End {
+                guard case .protocolError(let error) = end else {
+                    Issue.record("expected a protocol error, got \(end)")
+                    return
+                }
+                #expect(error.code == .truncatedFrame)
+            }
+            await peer.close()
+            await server.stop()
+        }
+    }
+
+    @Test func sendingAnOversizedFrameFailsWithoutSendingAnything() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()), maxFrameBytes: 64)
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop, maxFrameBytes: 64)
+            let peer = try await server.accept()
+            await #expect(throws: FrameError.self) { try await client.send(payload: [UInt8](repeating: 1, count: 65)) }
+            try await client.send(.ping(PingMessage(id: 1)))
+            #expect(try await peer.nextMessage() == .ping(PingMessage(id: 1)))
+            await client.close()
+            await peer.close()
+            await server.stop()
+        }
+    }
+
+    @Test func connectingToNothingFailsClearly() async throws {
+        try await withLoop { loop in
+            let path = temporarySocketPath()
+            do {
+                _ = try await StreamConnection.connect(to: .unix(path: path), on: loop)
+                Issue.record("connected to a socket that does not exist")
+            } catch let error as UVError {
+                #expect(error.name == "ENOENT")
+                #expect(error.description.contains(path))
+            }
+            // Port 1 on loopback: nothing listens there in a test environment.
+            do {
+                _ = try await StreamConnection.connect(to: .tcp(host: "127.0.0.1", port: 1), on: loop)
+                Issue.record("connected to port 1")
+            } catch let error as UVError {
+                #expect(error.name == "ECONNREFUSED")
+            }
+        }
+    }
+
+    @Test func aStaleSocketFileIsReplacedButALiveOneIsNot() async throws {
+        try await withLoop { loop in
+            let path = temporarySocketPath()
+            // A socket file whose process is gone: bound, then its descriptor closed without unlinking.
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: Array(path.utf8) + [0])
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(bound == 0)
+            close(fd)
+            #expect(FileManager.default.fileExists(atPath: path))
+
+            let first = try await TestServer.start(on: loop, at: .unix(path: path))
+            await #expect(throws: UVError.self) { _ = try await TestServer.start(on: loop, at: .unix(path: path)) }
+            // Telling a live socket from a stale one means connecting to it: the live listener
+            // sees that probe as a connection that closes at once.
+            let probe = try await first.accept()
+            #expect(try await probe.nextFrame() == nil)
+            await probe.close()
+            // The live listener still answers after the failed attempt.
+            let client = try await AsyncFrameConnection.connect(to: .unix(path: path), on: loop)
+            let peer = try await first.accept()
+            try await client.send(.ping(PingMessage()))
+            #expect(try await peer.nextMessage() == .ping(PingMessage()))
+            await client.close()
+            await peer.close()
+            await first.stop()
+            #expect(!FileManager.default.fileExists(atPath: path), "closing the listener removes its socket file")
+        }
+    }
+
+    @Test func codeOnTheLoopSendsAndReceivesWithoutHopping() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            let echo = Task(executorPreference: loop) {
+                while let frame = try await peer.nextFrame() {
+                    #expect(loop.inEventLoop)
+                    try await peer.send(payload: frame)
+                }
+            }
+            for index in 0..<100 {
+                try await client.send(payload: Array("frame \(index)".utf8))
+                #expect(try await client.nextFrame() == Array("frame \(index)".utf8))
+            }
+            await client.close()
+            try await echo.value
+            await peer.close()
+            await server.stop()
+        }
+    }
+
+    @Test func cancellingAReaderEndsItsWait() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            let reader = Task { try await peer.nextFrame() }
+            try await Task.sleep(for: .milliseconds(20))
+            reader.cancel()
+            await #expect(throws: CancellationError.self) { try await reader.value }
+            // The connection still works for the next reader.
+            try await client.send(payload: Array("after".utf8))
+            #expect(try await peer.nextFrame() == Array("after".utf8))
+            await client.close()
+            await peer.close()
+            await server.stop()
+        }
+    }
+}
