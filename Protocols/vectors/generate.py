@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Writes the protocol test vectors, Protocols/vectors/frames.json, from the readable list below.
+
+    python3 Protocols/vectors/generate.py           # (re)write frames.json
+    python3 Protocols/vectors/generate.py --check   # exit 1 if frames.json is not what this script writes
+
+Standard library only. The output is deterministic: vectors sorted by name, object keys sorted,
+two-space indentation, a trailing newline. Edit the vectors here, never frames.json by hand.
+The file format is described in Protocols/README.md, "Test vectors".
+
+A vector is a byte stream built from parts:
+  msg(obj)            a whole frame whose payload is obj as compact UTF-8 JSON; a decoder must yield obj
+  raw(payload, obj)   a whole frame with a hand-written payload; a decoder must yield obj
+  bad(payload)        a whole frame with a payload that is a protocol error (the vector's error)
+  data(bytes)         bytes put into the stream as they are: a bare header, a cut-off frame, ...
+A valid vector holds msg and raw parts only. An invalid vector names its error; its expected
+messages are those of the msg/raw parts before the first bad or data part (a receiver stops
+at the first protocol error and ignores what follows).
+"""
+
+import base64
+import json
+import os
+import re
+import sys
+
+FILE_VERSION = 1
+DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
+ID_MAX = 2**53 - 1
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUTPUT = os.path.join(HERE, "frames.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks
+
+
+def compact(obj):
+    """The payload a sender writes for obj: compact JSON, UTF-8, non-ASCII characters unescaped."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def header(length):
+    """The 4-byte big-endian length prefix."""
+    return length.to_bytes(4, "big")
+
+
+def framed(payload):
+    return header(len(payload)) + payload
+
+
+def b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+def msg(obj):
+    return ("msg", framed(compact(obj)), obj)
+
+
+def raw(payload, obj):
+    return ("msg", framed(payload), obj)
+
+
+def bad(payload):
+    return ("bad", framed(payload), None)
+
+
+def data(stream_bytes):
+    return ("data", stream_bytes, None)
+
+
+VECTORS = []
+
+
+def valid(name, description, *parts, max_frame_bytes=None):
+    assert all(kind == "msg" for kind, _, _ in parts), name
+    VECTORS.append((name, description, parts, None, max_frame_bytes))
+
+
+def invalid(name, description, error, *parts, max_frame_bytes=None):
+    assert any(kind != "msg" for kind, _, _ in parts), name
+    VECTORS.append((name, description, parts, error, max_frame_bytes))
+
+
+def request_payload_of_size(size, id=1):
+    """A compact request payload of exactly `size` bytes (the path is padded with 'a')."""
+    base = compact({"type": "request", "id": id, "path": ""})
+    obj = {"type": "request", "id": id, "path": "a" * (size - len(base))}
+    assert len(compact(obj)) == size
+    return obj
+
+
+# ---------------------------------------------------------------------------------------------
+# Valid vectors: one or more frames, each decoding to one message.
+
+valid("hello-client", "A client's hello with every optional field a client uses.",
+      msg({"type": "hello", "role": "client", "version": 1, "token": "s3cr3t-t0ken", "pid": 4242,
+           "name": "monarch-cli"}))
+valid("hello-client-minimal", "The smallest hello: a client speaking version 1, no token.",
+      msg({"type": "hello", "role": "client", "version": 1}))
+valid("hello-worker", "A cache worker registering: kind, capacity, pid, name.",
+      msg({"type": "hello", "role": "worker", "version": 1, "kind": "cache", "capacity": 64, "pid": 31337,
+           "name": "cache-1"}))
+valid("welcome", "The listener accepts a hello: version, frame limit, worker id, heartbeat.",
+      msg({"type": "welcome", "version": 1, "maxFrameBytes": 16777216, "workerId": "cache-1",
+           "heartbeatMs": 5000}))
+valid("request-minimal", "The smallest request: type, id and path only.",
+      msg({"type": "request", "id": 7, "path": "users/1"}))
+valid("request-full", "A client request with domain, query (order kept, duplicate names, items without value), "
+      "method, headers, a base64 JSON body, policy and deadline.",
+      msg({"type": "request", "id": 8, "path": "users/1/notes", "domain": "api",
+           "query": [{"name": "tag", "value": "work"}, {"name": "tag", "value": "home"},
+                     {"name": "draft", "value": None}, {"name": "pinned"}, {"name": "q", "value": ""}],
+           "method": "POST",
+           "headers": {"content-type": "application/json", "accept": "application/json"},
+           "body": b64(b'{"text":"buy milk"}'),
+           "policy": "networkFirst", "deadlineMs": 2500}))
+valid("request-forwarded-to-worker", "A request as the coordinator forwards it to a worker: route parameters, "
+      "upstream URL, TTL and cache key added, deadline reduced to what is left.",
+      msg({"type": "request", "id": 12, "path": "users/1", "domain": "api", "policy": "cacheFirst",
+           "deadlineMs": 4800, "params": {"id": "1"}, "upstream": "http://127.0.0.1:8080/users/1",
+           "ttlMs": 60000, "key": "users/1"}))
+PNG_BYTES = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\xff\xfe\xc0\xaf"
+try:
+    PNG_BYTES.decode("utf-8")
+    raise AssertionError("the binary body must not be valid UTF-8")
+except UnicodeDecodeError:
+    pass
+valid("response-binary-body", "A network response whose body is binary and not valid UTF-8 (it travels as base64), "
+      "with headers and cache metadata.",
+      msg({"type": "response", "id": 7, "status": 200, "source": "network",
+           "headers": {"content-type": "image/png", "etag": "\"a1b2c3\""},
+           "body": b64(PNG_BYTES), "stale": False, "ageMs": 0, "ttlMs": 60000, "cacheable": True}))
+valid("response-stale-from-cache", "A cache answering with an entry past its TTL (cacheThenRefresh).",
+      msg({"type": "response", "id": 9, "status": 200, "source": "cache",
+           "headers": {"content-type": "application/json"}, "body": b64(b'{"id":1,"name":"Ada"}'),
+           "stale": True, "ageMs": 93000, "ttlMs": 60000}))
+valid("miss", "A worker has no answer: ask the next provider.",
+      msg({"type": "miss", "id": 12, "source": "cache", "reason": "no entry for users/1"}))
+valid("failure-exhausted", "Every provider missed or failed; attempts list each outcome in chain order.",
+      msg({"type": "failure", "id": 7, "error": {
+          "code": "exhausted", "message": "no provider could answer users/1",
+          "attempts": [{"provider": "cache", "outcome": "miss"},
+                       {"provider": "network", "outcome": "failure", "code": "upstreamError",
+                        "message": "connection refused by 127.0.0.1:8080"}]}}))
+valid("failure-deadline-exceeded", "The deadline passed while the network worker was still fetching.",
+      msg({"type": "failure", "id": 8, "error": {
+          "code": "deadlineExceeded", "message": "no answer within 2500 ms",
+          "attempts": [{"provider": "cache", "outcome": "miss"}, {"provider": "network", "outcome": "timeout"}]}}))
+valid("cancel", "Abandon request 7.",
+      msg({"type": "cancel", "id": 7}))
+valid("ping", "A ping with an id.",
+      msg({"type": "ping", "id": 99}))
+valid("pong", "The pong echoing ping 99.",
+      msg({"type": "pong", "id": 99}))
+valid("ping-pong-without-id", "The id of ping and pong is optional.",
+      msg({"type": "ping"}), msg({"type": "pong"}))
+valid("store", "Write-back: the coordinator hands a cache worker a response to keep.",
+      msg({"type": "store", "id": 13, "key": "users/1", "status": 200,
+           "headers": {"content-type": "application/json"}, "body": b64(b'{"id":1,"name":"Ada"}'),
+           "ttlMs": 60000}))
+valid("invalidate-key", "Drop one cache entry.",
+      msg({"type": "invalidate", "id": 3, "key": "users/1"}))
+valid("invalidate-prefix", "Drop every cache entry whose key starts with users/.",
+      msg({"type": "invalidate", "id": 4, "prefix": "users/"}))
+valid("status", "Ask the coordinator for its status report.",
+      msg({"type": "status", "id": 5}))
+valid("scale", "Ask the coordinator to run four network workers.",
+      msg({"type": "scale", "id": 6, "kind": "network", "count": 4}))
+valid("result", "Success replies: one with free-form data (a scale), one without data (a store).",
+      msg({"type": "result", "id": 6, "data": {"kind": "network", "count": 4, "previous": 2,
+                                               "workers": [{"workerId": "network-3", "pid": 5120}]}}),
+      msg({"type": "result", "id": 13}))
+valid("error", "A protocol error report, naming the id of the message concerned.",
+      msg({"type": "error", "code": "unknownType", "message": "unknown message type \"subscribe\"", "id": 21}))
+valid("unknown-extra-fields", "Fields this version does not define are ignored, whatever their JSON type.",
+      msg({"type": "request", "id": 14, "path": "users/2", "priority": "high",
+           "trace": {"span": "4bf92f3577b34da6", "sampled": True}, "x-experimental": [1, 2.5, None]}))
+valid("null-optional-fields", "An optional field given as null means the same as an absent one.",
+      msg({"type": "response", "id": 15, "status": 404, "source": None, "headers": None, "body": None,
+           "stale": None, "ageMs": None, "ttlMs": None, "cacheable": None}))
+valid("unicode-path", "Non-ASCII text as raw UTF-8: 2-, 3- and 4-byte sequences in the path and a header.",
+      msg({"type": "request", "id": 16, "path": "docs/café/日本語/🦋.txt",
+           "headers": {"accept-language": "fr-CH, français"}}))
+valid("json-escapes", "JSON string escapes, including a surrogate pair, decode to the characters they stand for.",
+      raw(rb'{"type":"request","id":17,"path":"docs\/caf\u00e9 \"q\" \\ \ud83e\udd8b",'
+          rb'"headers":{"x-note":"line1\nline2\ttab"}}',
+          {"type": "request", "id": 17, "path": "docs/café \"q\" \\ 🦋",
+           "headers": {"x-note": "line1\nline2\ttab"}}))
+valid("whitespace-around-object", "JSON whitespace before, inside and after the object is allowed.",
+      raw(b' \r\n\t{ "type" : "ping" ,\n  "id" : 1 }\n ', {"type": "ping", "id": 1}))
+valid("pipelined-requests", "Three requests in one stream, written back to back without waiting for replies.",
+      msg({"type": "request", "id": 1, "path": "users/1"}),
+      msg({"type": "request", "id": 2, "path": "users/2", "policy": "cacheFirst"}),
+      msg({"type": "request", "id": 3, "path": "assets/logo.png", "domain": "assets"}))
+valid("out-of-order-replies", "Replies come in any order: 2 before 3 before 1 (a 204 with an empty body, "
+      "a failure, then a 200).",
+      msg({"type": "response", "id": 2, "status": 204, "source": "network", "body": ""}),
+      msg({"type": "failure", "id": 3, "error": {"code": "noRoute", "message": "no route matches nope/3"}}),
+      msg({"type": "response", "id": 1, "status": 200, "source": "cache", "body": b64(b"hello")}))
+LARGE_BODY = bytes((i * 7 + i // 251) % 256 for i in range(51000))
+valid("large-frame", "A frame of more than 64 KiB (a length needing three bytes): a 51,000-byte body.",
+      msg({"type": "response", "id": 18, "status": 200, "source": "bundle",
+           "headers": {"content-type": "application/octet-stream"}, "body": b64(LARGE_BODY)}))
+valid("frame-at-max-override", "A 64-byte payload where the receiver's maximum is 64: accepted.",
+      msg(request_payload_of_size(64)), max_frame_bytes=64)
+valid("empty-stream", "A connection closed before any byte: no message, no error.")
+valid("id-limits", "The smallest and largest valid ids: 0 and 2^53 - 1.",
+      msg({"type": "ping", "id": 0}),
+      msg({"type": "request", "id": ID_MAX, "path": "users/1"}))
+
+# ---------------------------------------------------------------------------------------------
+# Invalid vectors: each has exactly one defect, named by its error.
+
+# Framing
+invalid("oversized-announced-length", "A header announcing 0x7fffffff bytes, then a few bytes: rejected from "
+        "the header alone, nothing allocated.", "oversizedFrame",
+        data(header(0x7FFFFFFF) + b'{"ty'))
+invalid("oversized-over-override", "A whole 65-byte payload where the receiver's maximum is 64.", "oversizedFrame",
+        data(framed(compact(request_payload_of_size(65)))), max_frame_bytes=64)
+invalid("oversized-after-valid-frame", "A ping, then a header announcing 16 MiB + 1 bytes (default maximum).",
+        "oversizedFrame",
+        msg({"type": "ping", "id": 1}), data(header(DEFAULT_MAX_FRAME_BYTES + 1) + b'{"type":"request"'))
+invalid("truncated-header", "The stream ends after 2 bytes of a header.", "truncatedFrame",
+        data(b"\x00\x00"))
+_CUT = framed(compact({"type": "request", "id": 1, "path": "users/1"}))
+invalid("truncated-payload", f"A header announcing {len(_CUT) - 4} bytes, then only 12 before the stream ends.",
+        "truncatedFrame",
+        data(_CUT[:16]))
+invalid("truncated-header-only", "A complete header announcing 16 bytes and no payload at all.", "truncatedFrame",
+        data(header(16)))
+invalid("truncated-after-valid-frame", "A whole request, then half of a second one.", "truncatedFrame",
+        msg({"type": "request", "id": 1, "path": "users/1"}),
+        data(framed(compact({"type": "request", "id": 2, "path": "users/2"}))[:20]))
+
+# UTF-8
+invalid("invalid-utf8-bytes", "Bytes ff fe inside a string.", "invalidUTF8",
+        bad(b'{"type":"request","id":1,"path":"a\xff\xfeb"}'))
+invalid("invalid-utf8-overlong", "An overlong encoding of '/' (c0 af).", "invalidUTF8",
+        bad(b'{"type":"request","id":1,"path":"docs\xc0\xafa"}'))
+invalid("invalid-utf8-surrogate", "A UTF-16 surrogate (U+D800) encoded in UTF-8 (ed a0 80).", "invalidUTF8",
+        bad(b'{"type":"request","id":1,"path":"a\xed\xa0\x80"}'))
+invalid("invalid-utf8-cut-sequence", "A 3-byte sequence cut after 2 bytes (e2 82) before the closing quote.",
+        "invalidUTF8",
+        bad(b'{"type":"request","id":1,"path":"price \xe2\x82"}'))
+
+# JSON
+invalid("invalid-json-incomplete", "The payload stops inside the object.", "invalidJSON",
+        bad(b'{"type":'))
+invalid("invalid-json-trailing-garbage", "A complete object followed by more than whitespace.", "invalidJSON",
+        bad(b'{"type":"ping"} x'))
+invalid("invalid-json-empty-payload", "A zero-length frame: it cannot hold an object.", "invalidJSON",
+        bad(b""))
+invalid("invalid-json-nan", "NaN is not JSON (some parsers accept it unless told not to).", "invalidJSON",
+        bad(b'{"type":"ping","id":NaN}'))
+invalid("not-an-object-array", "A JSON array holding a message is not a message.", "notAnObject",
+        bad(b'[{"type":"ping"}]'))
+invalid("not-an-object-string", "A JSON string.", "notAnObject",
+        bad(b'"ping"'))
+invalid("not-an-object-number", "A JSON number.", "notAnObject",
+        bad(b"42"))
+invalid("not-an-object-null", "JSON null.", "notAnObject",
+        bad(b"null"))
+
+# type
+invalid("missing-type", "An object without type.", "missingType",
+        bad(compact({"id": 1, "path": "users/1"})))
+invalid("type-not-a-string", "type is a number.", "missingType",
+        bad(b'{"type":5}'))
+invalid("unknown-type", "type names no message of version 1.", "unknownType",
+        bad(compact({"type": "subscribe", "id": 1, "key": "users/1"})))
+invalid("unknown-type-wrong-case", "Type names are case-sensitive.", "unknownType",
+        bad(compact({"type": "Ping", "id": 1})))
+invalid("stops-at-first-error", "A ping, a frame of unknown type, another ping: the receiver stops at the error "
+        "and never decodes the last frame.", "unknownType",
+        msg({"type": "ping", "id": 1}), bad(compact({"type": "subscribe", "id": 2})), msg({"type": "ping", "id": 3}))
+
+# Fields: missing
+invalid("request-missing-id", "A request without id.", "missingField",
+        bad(compact({"type": "request", "path": "users/1"})))
+invalid("request-missing-path", "A request without path.", "missingField",
+        bad(compact({"type": "request", "id": 1})))
+invalid("hello-missing-role", "A hello without role.", "missingField",
+        bad(compact({"type": "hello", "version": 1})))
+invalid("hello-worker-missing-kind", "A worker's hello must name its kind.", "missingField",
+        bad(compact({"type": "hello", "role": "worker", "version": 1, "capacity": 8})))
+invalid("invalidate-missing-target", "An invalidate with neither key nor prefix.", "missingField",
+        bad(compact({"type": "invalidate", "id": 1})))
+invalid("failure-missing-error-code", "A failure whose error has no code.", "missingField",
+        bad(compact({"type": "failure", "id": 1, "error": {"message": "boom"}})))
+invalid("query-item-missing-name", "A query item without name.", "missingField",
+        bad(compact({"type": "request", "id": 1, "path": "search", "query": [{"value": "x"}]})))
+
+# Fields: wrong type or out of range
+invalid("id-string", "An id given as a string.", "invalidField",
+        bad(compact({"type": "request", "id": "1", "path": "users/1"})))
+invalid("id-negative", "A negative id.", "invalidField",
+        bad(compact({"type": "request", "id": -1, "path": "users/1"})))
+invalid("id-fraction", "An id with a fraction.", "invalidField",
+        bad(b'{"type":"request","id":1.5,"path":"users/1"}'))
+invalid("id-too-large", "An id of 2^53, one above the largest valid id.", "invalidField",
+        bad(compact({"type": "request", "id": ID_MAX + 1, "path": "users/1"})))
+invalid("request-path-null", "null for a required field is a wrong type, not an absent field.", "invalidField",
+        bad(compact({"type": "request", "id": 1, "path": None})))
+invalid("response-status-out-of-range", "Status 42 is outside 100...599.", "invalidField",
+        bad(compact({"type": "response", "id": 1, "status": 42})))
+invalid("policy-unknown", "A policy that does not exist.", "invalidField",
+        bad(compact({"type": "request", "id": 1, "path": "users/1", "policy": "sometimes"})))
+invalid("method-lowercase", "Methods are uppercase tokens.", "invalidField",
+        bad(compact({"type": "request", "id": 1, "path": "users/1", "method": "get"})))
+invalid("body-not-base64", "A body with a character outside the base64 alphabet.", "invalidField",
+        bad(compact({"type": "request", "id": 1, "path": "users/1", "method": "POST", "body": "aGVsbG8*"})))
+invalid("body-base64-unpadded", "Base64 without its padding (\"hi\" is aGk=, not aGk).", "invalidField",
+        bad(compact({"type": "response", "id": 1, "status": 200, "body": "aGk"})))
+invalid("header-value-not-string", "Header values are strings.", "invalidField",
+        bad(compact({"type": "response", "id": 1, "status": 200, "headers": {"content-length": 5}})))
+invalid("invalidate-key-and-prefix", "An invalidate with both key and prefix.", "invalidField",
+        bad(compact({"type": "invalidate", "id": 1, "key": "users/1", "prefix": "users/"})))
+invalid("scale-count-negative", "A negative worker count.", "invalidField",
+        bad(compact({"type": "scale", "id": 1, "kind": "network", "count": -1})))
+invalid("hello-role-admin", "A role that does not exist.", "invalidField",
+        bad(compact({"type": "hello", "role": "admin", "version": 1})))
+invalid("hello-version-zero", "Versions start at 1.", "invalidField",
+        bad(compact({"type": "hello", "role": "client", "version": 0})))
+invalid("attempt-outcome-unknown", "An attempt outcome that does not exist.", "invalidField",
+        bad(compact({"type": "failure", "id": 1, "error": {
+            "code": "exhausted", "message": "no provider could answer",
+            "attempts": [{"provider": "network", "outcome": "exploded"}]}})))
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def build_vector(name, description, parts, error, max_frame_bytes):
+    assert NAME.match(name), f"{name}: names are kebab-case"
+    limit = max_frame_bytes or DEFAULT_MAX_FRAME_BYTES
+    stream = b"".join(part for _, part, _ in parts)
+    messages = []
+    for kind, part, obj in parts:
+        if kind != "msg":
+            break
+        payload = part[4:]
+        # A readable expectation must say what the bytes say.
+        assert json.loads(payload.decode("utf-8")) == obj, f"{name}: payload and expectation differ"
+        assert 0 < len(payload) <= limit, f"{name}: a message frame exceeds the limit"
+        messages.append(obj)
+    expect = {"messages": messages}
+    if error is not None:
+        expect["error"] = error
+    vector = {"name": name, "description": description, "hex": stream.hex(), "expect": expect}
+    if max_frame_bytes is not None:
+        vector["maxFrameBytes"] = max_frame_bytes
+    return vector
+
+
+def render():
+    """The text of frames.json."""
+    vectors = [build_vector(*v) for v in VECTORS]
+    names = [v["name"] for v in vectors]
+    assert len(set(names)) == len(names), "vector names are unique"
+    document = {
+        "version": FILE_VERSION,
+        "defaultMaxFrameBytes": DEFAULT_MAX_FRAME_BYTES,
+        "vectors": sorted(vectors, key=lambda v: v["name"]),
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def main(argv):
+    text = render()
+    if argv[1:] == ["--check"]:
+        with open(OUTPUT, encoding="utf-8") as f:
+            if f.read() != text:
+                print(f"{OUTPUT} is out of date: run {argv[0]}", file=sys.stderr)
+                return 1
+        print(f"{OUTPUT} is up to date ({len(VECTORS)} vectors)")
+        return 0
+    if argv[1:]:
+        print(f"usage: {argv[0]} [--check]", file=sys.stderr)
+        return 2
+    with open(OUTPUT, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    print(f"wrote {len(VECTORS)} vectors to {OUTPUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
