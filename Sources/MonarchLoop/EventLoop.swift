@@ -19,6 +19,11 @@ public final class EventLoop: @unchecked Sendable {
     let uvLoop: UnsafeMutablePointer<uv_loop_t>
     /// Wakes the loop thread when work is queued from elsewhere.
     private let wakeup: UnsafeMutablePointer<uv_async_t>
+    /// Runs just before the loop waits for I/O: writes made since are flushed then, so the
+    /// frames written in one pass of the loop leave in one system call per stream.
+    private let flushPrepare: UnsafeMutablePointer<uv_prepare_t>
+    /// Streams with buffered writes to flush before the loop next waits. Loop thread only.
+    private var streamsToFlush: [StreamConnection] = []
     /// Work queued by ``execute(_:)`` and executor jobs, run in FIFO order on the loop thread.
     private let queue = Mutex(WorkQueue())
     /// The loop thread; written once in `init` before any other thread can see the loop.
@@ -41,11 +46,13 @@ public final class EventLoop: @unchecked Sendable {
         self.logger = logger
         uvLoop = .allocate(capacity: 1)
         wakeup = .allocate(capacity: 1)
+        flushPrepare = .allocate(capacity: 1)
         do {
             try UVError.check(uv_loop_init(uvLoop), "initialise loop \(name)")
         } catch {
             uvLoop.deallocate()
             wakeup.deallocate()
+            flushPrepare.deallocate()
             throw error
         }
         // uv_async_init cannot fail on an initialised loop.
@@ -54,11 +61,20 @@ public final class EventLoop: @unchecked Sendable {
             Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().runQueuedWork()
         }
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        // uv_prepare_init cannot fail either. Unreferenced: it never keeps the loop running.
+        uv_prepare_init(uvLoop, flushPrepare)
+        flushPrepare.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_prepare_start(flushPrepare) { prepare in
+            guard let data = prepare?.pointee.data else { return }
+            Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().flushStreams()
+        }
+        flushPrepare.withMemoryRebound(to: uv_handle_t.self, capacity: 1) { uv_unref($0) }
         startThread()
     }
 
     deinit {
         wakeup.deallocate()
+        flushPrepare.deallocate()
         uvLoop.deallocate()
     }
 
@@ -115,6 +131,19 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Asks for `stream.flush()` before the loop next waits for I/O. Loop thread only.
+    func scheduleFlush(_ stream: StreamConnection) {
+        streamsToFlush.append(stream)
+    }
+
+    private func flushStreams() {
+        while !streamsToFlush.isEmpty {
+            let streams = streamsToFlush
+            streamsToFlush.removeAll(keepingCapacity: true)
+            for stream in streams { stream.flush() }
+        }
+    }
+
     // MARK: - Shutdown
 
     /// What the loop found when it shut down.
@@ -157,16 +186,17 @@ public final class EventLoop: @unchecked Sendable {
     /// owner, so it is counted, logged and closed through its owner's close path.
     private func closeEveryHandle() {
         final class Walk {
-            let wakeup: UnsafeMutableRawPointer
+            let own: [UnsafeMutableRawPointer]
             var open: [UnsafeMutablePointer<uv_handle_t>] = []
-            init(wakeup: UnsafeMutableRawPointer) { self.wakeup = wakeup }
+            init(own: [UnsafeMutableRawPointer]) { self.own = own }
         }
-        let walk = Walk(wakeup: UnsafeMutableRawPointer(wakeup))
+        flushStreams()
+        let walk = Walk(own: [UnsafeMutableRawPointer(wakeup), UnsafeMutableRawPointer(flushPrepare)])
         withExtendedLifetime(walk) {
             uv_walk(uvLoop, { handle, arg in
                 guard let handle, let arg else { return }
                 let walk = Unmanaged<Walk>.fromOpaque(arg).takeUnretainedValue()
-                if uv_is_closing(handle) == 0 && UnsafeMutableRawPointer(handle) != walk.wakeup {
+                if uv_is_closing(handle) == 0 && !walk.own.contains(UnsafeMutableRawPointer(handle)) {
                     walk.open.append(handle)
                 }
             }, Unmanaged.passUnretained(walk).toOpaque())
@@ -182,6 +212,7 @@ public final class EventLoop: @unchecked Sendable {
                 uv_close(handle, nil)
             }
         }
+        flushPrepare.withMemoryRebound(to: uv_handle_t.self, capacity: 1) { uv_close($0, nil) }
         wakeup.withMemoryRebound(to: uv_handle_t.self, capacity: 1) { uv_close($0, nil) }
     }
 

@@ -4,9 +4,10 @@ import CLibUV
 ///
 /// Reading delivers bytes as they arrive to ``onRead``; the end of the stream or a read error
 /// goes to ``onEnd``, after which the connection closes itself. Writing never blocks: bytes
-/// the kernel does not take at once are queued (partial writes resume where they stopped),
-/// and ``isWritable`` turns false while more than ``writeHighWatermark`` bytes are queued,
-/// true again below ``writeLowWatermark`` — ``onWritabilityChanged`` reports both.
+/// written during one pass of the loop are gathered and handed to the kernel together just
+/// before the loop next waits; what the kernel does not take is queued (partial writes resume
+/// where they stopped). ``isWritable`` turns false while more than ``writeHighWatermark``
+/// bytes wait, true again at ``writeLowWatermark`` — ``onWritabilityChanged`` reports both.
 /// Loop thread only, except ``close()``.
 public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Bytes that arrived; valid only during the call. Loop thread.
@@ -28,6 +29,10 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Whether reading is on.
     public private(set) var isReading = false
 
+    /// Bytes written in this pass of the loop, not yet handed to the kernel.
+    private var gathered: [UInt8] = []
+    /// Whether the loop will flush ``gathered`` before it next waits.
+    private var flushScheduled = false
     /// Queued write requests; the stream closes after them when ``closeAfterWrites()`` asked.
     private var pendingWrites = 0
     private var closeWhenFlushed = false
@@ -114,32 +119,57 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Writes `bytes` after everything written before. Never blocks: what the kernel does not
-    /// take now is copied and queued. Writing to a closing stream is ignored. A write error
-    /// ends the stream (``onEnd`` gets it).
+    /// Writes `bytes` after everything written before. Never blocks: the bytes are copied and
+    /// leave, with the others written in this pass of the loop, before the loop next waits.
+    /// Writing to a closing stream is ignored. A write error ends the stream (``onEnd`` gets it).
     public func write(_ bytes: UnsafeRawBufferPointer) {
         loop.preconditionInEventLoop()
         guard !isClosing, !ended, bytes.count > 0 else { return }
-        var offset = 0
-        if pendingWrites == 0 {
-            var buffer = uv_buf_init(
-                UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CChar.self)),
-                UInt32(bytes.count))
-            let written = uv_try_write(stream, &buffer, 1)
-            if written == Int32(bytes.count) { return }
-            if written > 0 {
-                offset = Int(written)
-            } else if written != UVCode.eagain {
-                end(UVError(code: written, operation: "write"))
-                return
-            }
+        gathered.append(contentsOf: bytes)
+        queuedWriteBytes += bytes.count
+        if !flushScheduled {
+            flushScheduled = true
+            loop.scheduleFlush(self)
         }
-        queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        if isWritable && queuedWriteBytes > writeHighWatermark {
+            isWritable = false
+            onWritabilityChanged?(false)
+        }
     }
 
     /// Writes `bytes` after everything written before (see ``write(_:)-(UnsafeRawBufferPointer)``).
     public func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Hands the gathered bytes to the kernel: directly when nothing is queued before them,
+    /// and whatever it does not take (or all, behind earlier writes) as a queued write.
+    func flush() {
+        flushScheduled = false
+        guard !gathered.isEmpty else { return }
+        defer {
+            gathered.removeAll(keepingCapacity: gathered.capacity <= 1 << 20)
+        }
+        guard !isClosing, !ended else { return }
+        queuedWriteBytes -= gathered.count
+        gathered.withUnsafeBytes { bytes in
+            var offset = 0
+            if pendingWrites == 0 {
+                var buffer = uv_buf_init(
+                    UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CChar.self)),
+                    UInt32(bytes.count))
+                let written = uv_try_write(stream, &buffer, 1)
+                if written == Int32(bytes.count) { return }
+                if written > 0 {
+                    offset = Int(written)
+                } else if written != UVCode.eagain {
+                    end(UVError(code: written, operation: "write"))
+                    return
+                }
+            }
+            queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        }
+        updateWritability()
     }
 
     /// Copies `bytes` into one allocation with its write request and hands it to libuv.
@@ -160,9 +190,16 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         }
         pendingWrites += 1
         queuedWriteBytes += bytes.count
+    }
+
+    /// Reports a crossing of either watermark.
+    private func updateWritability() {
         if isWritable && queuedWriteBytes > writeHighWatermark {
             isWritable = false
             onWritabilityChanged?(false)
+        } else if !isWritable && queuedWriteBytes <= writeLowWatermark && !isClosing {
+            isWritable = true
+            onWritabilityChanged?(true)
         }
     }
 
@@ -172,10 +209,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         if status < 0 && status != UVCode.ecanceled {
             end(UVError(code: status, operation: "write"))
         }
-        if !isWritable && queuedWriteBytes <= writeLowWatermark && !isClosing {
-            isWritable = true
-            onWritabilityChanged?(true)
-        }
+        updateWritability()
         if closeWhenFlushed && pendingWrites == 0 { close() }
     }
 
@@ -183,6 +217,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     public func closeAfterWrites() {
         loop.preconditionInEventLoop()
         stopReading()
+        flush()
         if pendingWrites == 0 { close() } else { closeWhenFlushed = true }
     }
 
