@@ -137,12 +137,14 @@ struct CompareCommand: AsyncParsableCommand {
 }
 
 extension FileHandle {
-    /// Reads one line (without its newline), or nil at end of file.
+    /// Reads one line (without its newline), or nil at end of file. Blocks.
     func readLine() -> String? {
         var bytes: [UInt8] = []
+        var byte: UInt8 = 0
         while true {
-            let chunk = readData(ofLength: 1)
-            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            let count = Glibc.read(fileDescriptor, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
             if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)
         }

@@ -1,7 +1,13 @@
 import CLibUV
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Watches for a POSIX signal (SIGINT, SIGTERM, …) on an event loop and runs an action on
-/// the loop thread each time it arrives. Loop thread only, except ``close()``.
+/// the loop thread each time it arrives. The signal is unblocked on the loop thread, so it
+/// arrives even when the process inherited it blocked from its parent.
+/// Loop thread only, except ``close()``.
 public final class LoopSignal: LoopHandle, @unchecked Sendable {
     /// The signal watched.
     public let signal: Int32
@@ -19,7 +25,12 @@ public final class LoopSignal: LoopHandle, @unchecked Sendable {
         let result = uv_signal_start(pointer(as: uv_signal_t.self), { handle, _ in
             LoopHandle.owner(of: UnsafeMutableRawPointer(handle), as: LoopSignal.self)?.action?()
         }, signal)
-        if result < 0 {
+        if result >= 0 {
+            var unblocked = sigset_t()
+            sigemptyset(&unblocked)
+            sigaddset(&unblocked, signal)
+            pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+        } else {
             close()
             throw UVError(code: result, operation: "watch signal \(signal)")
         }
