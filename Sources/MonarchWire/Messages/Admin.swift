@@ -132,19 +132,12 @@ public struct ScaleMessage: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decodeID(forKey: .id)
-        guard
-            let kind = try c.decodeStringIfPresent(
-                forKey: .kind, expected: "a kind matching [a-z][a-z0-9-]*", isValid: WireProtocol.isValidKind)
-        else {
-            throw DecodingError.keyNotFound(
-                CodingKeys.kind, .init(codingPath: c.codingPath, debugDescription: "kind is required"))
+        kind = try c.decode(String.self, forKey: .kind)
+        guard WireProtocol.isValidKind(kind) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: c, debugDescription: "expected a kind matching [a-z][a-z0-9-]*, got \"\(kind)\"")
         }
-        self.kind = kind
-        guard let count = try c.decodeIntegerIfPresent(Int.self, forKey: .count, in: 0...Int.max) else {
-            throw DecodingError.keyNotFound(
-                CodingKeys.count, .init(codingPath: c.codingPath, debugDescription: "count is required"))
-        }
-        self.count = count
+        count = try c.decodeInteger(Int.self, forKey: .count, in: 0...Int.max)
     }
 }
 

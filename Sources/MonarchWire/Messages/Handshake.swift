@@ -44,11 +44,7 @@ public struct Hello: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         role = try c.decode(Role.self, forKey: .role)
-        guard let version = try c.decodeIntegerIfPresent(Int.self, forKey: .version, in: 1...Int.max) else {
-            throw DecodingError.keyNotFound(
-                CodingKeys.version, .init(codingPath: c.codingPath, debugDescription: "version is required"))
-        }
-        self.version = version
+        version = try c.decodeInteger(Int.self, forKey: .version, in: 1...Int.max)
         token = try c.decodeIfPresent(String.self, forKey: .token)
         kind = try c.decodeStringIfPresent(
             forKey: .kind, expected: "a kind matching [a-z][a-z0-9-]*", isValid: WireProtocol.isValidKind)
@@ -88,8 +84,8 @@ public struct Welcome: Codable, Sendable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        version = try c.decodeInteger(Int.self, forKey: .version)
-        maxFrameBytes = try c.decodeIntegerIfPresent(Int.self, forKey: .maxFrameBytes, in: 0...Int.max)
+        version = try c.decodeInteger(Int.self, forKey: .version, in: 1...Int.max)
+        maxFrameBytes = try c.decodeIntegerIfPresent(Int.self, forKey: .maxFrameBytes, in: 1...Int.max)
         workerId = try c.decodeIfPresent(String.self, forKey: .workerId)
         heartbeatMs = try c.decodeIntegerIfPresent(Int.self, forKey: .heartbeatMs, in: 0...Int.max)
     }
