@@ -166,10 +166,13 @@ import Testing
                 #expect(error.name == "ENOENT")
                 #expect(error.description.contains(path))
             }
-            // Port 1 on loopback: nothing listens there in a test environment.
+            // A port that was just listened on and closed: nothing accepts there now.
+            let closed = try await TestServer.start(on: loop, at: .tcp(host: "127.0.0.1", port: 0))
+            await closed.stop()
             do {
-                _ = try await StreamConnection.connect(to: .tcp(host: "127.0.0.1", port: 1), on: loop)
-                Issue.record("connected to port 1")
+                let stream = try await StreamConnection.connect(to: closed.address, on: loop)
+                Issue.record("connected to \(closed.address)")
+                await stream.closeAndWait()
             } catch let error as UVError {
                 #expect(error.name == "ECONNREFUSED")
             }
