@@ -1,0 +1,58 @@
+// libFuzzer entry point for the frame decoder and the message codec.
+// Built by scripts/fuzz together with Sources/MonarchWire as one module (no SwiftPM target),
+// so a plain `swift build` never needs the fuzzer runtime.
+
+/// Feeds the input through the frame decoder in chunks whose sizes come from the input
+/// itself, decodes every frame as a message, and checks three properties; a violation traps:
+/// - the decoder gives the same frames and the same error whether fed whole or in chunks;
+/// - every message that decodes re-encodes to a payload that decodes to the same message;
+/// - nothing crashes, whatever the bytes.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func wireFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let codec = MessageCodec(maxFrameBytes: 1 << 16)
+
+    let whole = decodeFrames(bytes, chunkSizes: [bytes.count])
+    let chunkSizes = bytes.prefix(8).map { Int($0 % 17) + 1 }
+    let chunked = decodeFrames(bytes, chunkSizes: chunkSizes)
+    precondition(whole == chunked, "chunked feeding changed the outcome")
+
+    for payload in whole.frames + [bytes] {
+        guard let message = try? codec.decode(payload) else { continue }
+        let again = codec.encode(message)
+        guard let reparsed = try? codec.decode(again) else {
+            preconditionFailure("a decoded message re-encoded to an undecodable payload")
+        }
+        precondition(reparsed == message, "round trip changed the message")
+    }
+    return 0
+}
+
+/// What decoding a stream produced: its frames, and the error that stopped it, if any.
+struct FrameOutcome: Equatable {
+    var frames: [[UInt8]] = []
+    var error: FrameError?
+}
+
+/// Decodes `bytes` fed in chunks of the given sizes (cycled), then declares the end.
+func decodeFrames(_ bytes: [UInt8], chunkSizes: [Int]) -> FrameOutcome {
+    var decoder = FrameDecoder(maxFrameBytes: 1 << 16)
+    var outcome = FrameOutcome()
+    var offset = 0
+    var turn = 0
+    let sizes = chunkSizes.isEmpty ? [1] : chunkSizes
+    do {
+        while offset < bytes.count {
+            let size = max(1, sizes[turn % sizes.count])
+            turn += 1
+            let end = min(bytes.count, offset + size)
+            decoder.append(contentsOf: bytes[offset..<end])
+            offset = end
+            while let frame = try decoder.nextFrame() { outcome.frames.append(frame) }
+        }
+        try decoder.finish()
+    } catch {
+        outcome.error = error
+    }
+    return outcome
+}
