@@ -69,6 +69,8 @@ public final class FrameConnection: @unchecked Sendable {
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds the limit;
     ///   nothing is sent then.
     public func send(payload: some Collection<UInt8>) throws(FrameError) {
+        // After a protocol error only the `error` message itself goes out.
+        guard endReason == nil else { return }
         scratch.removeAll(keepingCapacity: true)
         try FrameEncoder.append(payload: payload, to: &scratch, maxFrameBytes: codec.maxFrameBytes)
         stream.write(scratch)
@@ -82,13 +84,13 @@ public final class FrameConnection: @unchecked Sendable {
         try send(payload: codec.encode(message))
     }
 
-    /// Reports `error` to the peer in an `error` message and closes once it is written.
-    /// Loop thread only.
+    /// Reports `error` to the peer in an `error` message and closes once it is written; no
+    /// frame after the one at fault is delivered, and nothing else is sent. Loop thread only.
     public func fail(_ error: ProtocolError) {
-        guard !stream.isClosing else { return }
-        if endReason == nil { endReason = .protocolError(error) }
+        guard endReason == nil, !stream.isClosing else { return }
         loop.logger.debug("closing connection: \(error)")
         try? send(.error(error.errorMessage))
+        endReason = .protocolError(error)
         stream.closeAfterWrites()
     }
 
@@ -96,9 +98,10 @@ public final class FrameConnection: @unchecked Sendable {
     public func close() { stream.close() }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
+        guard endReason == nil else { return }
         decoder.append(bytes)
         do {
-            while !stream.isClosing, let payload = try decoder.nextFrame() {
+            while endReason == nil, !stream.isClosing, let payload = try decoder.nextFrame() {
                 if let onMessage {
                     do {
                         onMessage(try codec.decode(payload))

@@ -120,6 +120,39 @@ import Testing
         }
     }
 
+    @Test func nothingAfterABadFrameIsDelivered() async throws {
+        try await withLoop { loop in
+            let received = Mutex<[WireMessage]>([])
+            let listener = try await loop.submit {
+                try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
+                    let connection = FrameConnection(stream: stream)
+                    connection.onMessage = { message in
+                        received.withLock { $0.append(message) }
+                        try? connection.send(.pong(PongMessage(id: message.id)))
+                    }
+                    connection.start()
+                }
+            }
+            let client = try await AsyncFrameConnection.connect(to: listener.boundAddress, on: loop)
+            let codec = MessageCodec()
+            // A good ping, a bad frame and another good ping, in one write.
+            let bytes =
+                try codec.encodeFrame(.ping(PingMessage(id: 1))) + FrameEncoder.frame(payload: Array("{oops".utf8))
+                + codec.encodeFrame(.ping(PingMessage(id: 2)))
+            try await client.sendRaw(bytes)
+            #expect(try await client.nextMessage() == .pong(PongMessage(id: 1)))
+            guard case .error(let error)? = try await client.nextMessage() else {
+                Issue.record("expected an error message")
+                return
+            }
+            #expect(error.code == .invalidJSON)
+            #expect(try await client.nextFrame() == nil)
+            #expect(received.withLock { $0 } == [.ping(PingMessage(id: 1))])
+            await client.close()
+            await listener.closeAndWait()
+        }
+    }
+
     @Test func aTruncatedFrameAtTheEndIsReportedAsSuch() async throws {
         try await withLoop { loop in
             let server = try await TestServer.start(on: loop, at: .tcp(host: "127.0.0.1", port: 0))
