@@ -13,6 +13,8 @@ struct ClientCommand: AsyncParsableCommand {
         case loop
         /// `AsyncFrameConnection` from a task on Swift's default executor: how a client library caller uses it.
         case async
+        /// `AsyncFrameConnection` from a task that prefers the loop as its executor: async code with no thread hop.
+        case asyncOnLoop = "async-on-loop"
     }
 
     @Argument(help: "unix:PATH or tcp:HOST:PORT")
@@ -35,11 +37,16 @@ struct ClientCommand: AsyncParsableCommand {
         case .async:
             (roundTrips, elapsed) = try await AsyncClient.run(
                 address: address, loop: loop, frame: frame, inflight: inflight, warmup: warmup, seconds: seconds)
+        case .asyncOnLoop:
+            (roundTrips, elapsed) = try await Task(executorPreference: loop) {
+                try await AsyncClient.run(
+                    address: address, loop: loop, frame: frame, inflight: inflight, warmup: warmup, seconds: seconds)
+            }.value
         }
         loop.shutdown()
         let transport = if case .tcp = address { "tcp" } else { "unix" }
         let result = BenchResult(
-            impl: mode == .loop ? "swift" : "swift-async", transport: transport, inflight: inflight,
+            impl: mode == .loop ? "swift" : "swift-\(mode.rawValue)", transport: transport, inflight: inflight,
             payload: frame.count, roundTrips: roundTrips, seconds: elapsed, perSecond: Double(roundTrips) / elapsed)
         print(result.line())
     }

@@ -24,6 +24,11 @@ public final class EventLoop: @unchecked Sendable {
     private let flushPrepare: UnsafeMutablePointer<uv_prepare_t>
     /// Streams with buffered writes to flush before the loop next waits. Loop thread only.
     private var streamsToFlush: [StreamConnection] = []
+    /// Work queued on the loop thread itself, run before the loop next waits, with no lock
+    /// and no wake-up. Loop thread only.
+    private var localWork: [QueuedWork] = []
+    /// Set on the loop thread when shutdown starts closing handles. Loop thread only.
+    private var closingHandles = false
     /// Work queued by ``execute(_:)`` and executor jobs, run in FIFO order on the loop thread.
     private let queue = Mutex(WorkQueue())
     /// The loop thread; written once in `init` before any other thread can see the loop.
@@ -66,7 +71,7 @@ public final class EventLoop: @unchecked Sendable {
         flushPrepare.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         uv_prepare_start(flushPrepare) { prepare in
             guard let data = prepare?.pointee.data else { return }
-            Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().flushStreams()
+            Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().runBeforeWaiting()
         }
         flushPrepare.withMemoryRebound(to: uv_handle_t.self, capacity: 1) { uv_unref($0) }
         startThread()
@@ -86,8 +91,9 @@ public final class EventLoop: @unchecked Sendable {
         precondition(inEventLoop, "must be called on the thread of event loop \(name)", file: file, line: line)
     }
 
-    /// Runs `work` on the loop thread, after the work queued before it. Thread-safe, never
-    /// blocks. Work queued after ``shutdown()`` began is dropped (and logged).
+    /// Runs `work` on the loop thread, after the work queued before it from the same thread.
+    /// Thread-safe, never blocks; called on the loop thread, `work` runs before the loop next
+    /// waits for I/O. Work queued after ``shutdown()`` began is dropped (and logged).
     public func execute(_ work: @escaping @Sendable () -> Void) {
         enqueue(.closure(work))
     }
@@ -100,6 +106,10 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     func enqueue(_ work: QueuedWork) {
+        if inEventLoop && !closingHandles {
+            localWork.append(work)
+            return
+        }
         // The wake-up is sent under the lock: once `stopping` is set the handle may be closed.
         let accepted = queue.withLock { queue -> Bool in
             guard !queue.stopping else { return false }
@@ -121,13 +131,15 @@ public final class EventLoop: @unchecked Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            for work in batch {
-                switch work {
-                case .closure(let body): body()
-                case .job(let job): runJob(job)
-                case .stop: closeEveryHandle()
-                }
-            }
+            for work in batch { run(work) }
+        }
+    }
+
+    private func run(_ work: QueuedWork) {
+        switch work {
+        case .closure(let body): body()
+        case .job(let job): runJob(job)
+        case .stop: closeEveryHandle()
         }
     }
 
@@ -136,8 +148,13 @@ public final class EventLoop: @unchecked Sendable {
         streamsToFlush.append(stream)
     }
 
-    private func flushStreams() {
-        while !streamsToFlush.isEmpty {
+    /// Runs the work queued on the loop thread and flushes the streams written to, until
+    /// neither has anything left; called just before the loop waits for I/O.
+    private func runBeforeWaiting() {
+        while !localWork.isEmpty || !streamsToFlush.isEmpty {
+            let work = localWork
+            localWork.removeAll(keepingCapacity: true)
+            for item in work { run(item) }
             let streams = streamsToFlush
             streamsToFlush.removeAll(keepingCapacity: true)
             for stream in streams { stream.flush() }
@@ -190,7 +207,8 @@ public final class EventLoop: @unchecked Sendable {
             var open: [UnsafeMutablePointer<uv_handle_t>] = []
             init(own: [UnsafeMutableRawPointer]) { self.own = own }
         }
-        flushStreams()
+        runBeforeWaiting()
+        closingHandles = true
         let walk = Walk(own: [UnsafeMutableRawPointer(wakeup), UnsafeMutableRawPointer(flushPrepare)])
         withExtendedLifetime(walk) {
             uv_walk(uvLoop, { handle, arg in
