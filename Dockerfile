@@ -1,0 +1,11 @@
+# Builds Monarch's executables on the Swift toolchain image and runs them on plain Debian.
+FROM swift:6.3-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends libuv1-dev pkg-config && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN swift build -c release --static-swift-stdlib --product monarch-wire-bench \
+ && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/monarch-wire-bench" /out/
+
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends libuv1 && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/ /usr/local/bin/
