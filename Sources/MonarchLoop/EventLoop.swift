@@ -29,6 +29,8 @@ public final class EventLoop: @unchecked Sendable {
     private var localWork: [QueuedWork] = []
     /// Set on the loop thread when shutdown starts closing handles. Loop thread only.
     private var closingHandles = false
+    /// Set on the loop thread once the loop has run its last work. Loop thread only.
+    private var loopFinished = false
     /// Work queued by ``execute(_:)`` and executor jobs, run in FIFO order on the loop thread.
     private let queue = Mutex(WorkQueue())
     /// The loop thread; written once in `init` before any other thread can see the loop.
@@ -45,21 +47,20 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// - Throws: ``UVError`` when libuv cannot initialise a loop.
     public init(name: String = "monarch-loop") throws(UVError) {
+        // Initialised before any stored property, so a failure here never reaches deinit.
+        let uvLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let result = uv_loop_init(uvLoop)
+        guard result >= 0 else {
+            uvLoop.deallocate()
+            throw UVError(code: result, operation: "initialise loop \(name)")
+        }
+        self.uvLoop = uvLoop
         self.name = name
         var logger = Logger(label: "monarch.loop")
         logger[metadataKey: "loop"] = "\(name)"
         self.logger = logger
-        uvLoop = .allocate(capacity: 1)
         wakeup = .allocate(capacity: 1)
         flushPrepare = .allocate(capacity: 1)
-        do {
-            try UVError.check(uv_loop_init(uvLoop), "initialise loop \(name)")
-        } catch {
-            uvLoop.deallocate()
-            wakeup.deallocate()
-            flushPrepare.deallocate()
-            throw error
-        }
         // uv_async_init cannot fail on an initialised loop.
         uv_async_init(uvLoop, wakeup) { async in
             guard let data = async?.pointee.data else { return }
@@ -93,22 +94,34 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `work` on the loop thread, after the work queued before it from the same thread.
     /// Thread-safe, never blocks; called on the loop thread, `work` runs before the loop next
-    /// waits for I/O. Work queued after ``shutdown()`` began is dropped (and logged).
+    /// waits for I/O. Work queued from another thread after ``shutdown()`` began is dropped
+    /// (and logged); use ``submit(_:)`` to learn of that.
     public func execute(_ work: @escaping @Sendable () -> Void) {
         enqueue(.closure(work))
     }
 
     /// Runs `work` on the loop thread and returns its result to the awaiting caller.
+    ///
+    /// - Throws: what `work` throws, or ``EventLoopError/shutDown(loop:)`` when the loop has
+    ///   shut down and `work` never ran.
     public func submit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            execute { continuation.resume(with: Result(catching: work)) }
+            let accepted = enqueue(.closure { continuation.resume(with: Result(catching: work)) })
+            if !accepted { continuation.resume(throwing: EventLoopError.shutDown(loop: name)) }
         }
     }
 
-    func enqueue(_ work: QueuedWork) {
-        if inEventLoop && !closingHandles {
+    /// Queues work for the loop thread. Returns false, and logs, when the loop no longer
+    /// takes work (shutdown has begun, or the loop has finished).
+    @discardableResult
+    func enqueue(_ work: QueuedWork) -> Bool {
+        if inEventLoop {
+            guard !loopFinished else {
+                logger.error("work queued after the loop finished was dropped")
+                return false
+            }
             localWork.append(work)
-            return
+            return true
         }
         // The wake-up is sent under the lock: once `stopping` is set the handle may be closed.
         let accepted = queue.withLock { queue -> Bool in
@@ -118,21 +131,21 @@ public final class EventLoop: @unchecked Sendable {
             return true
         }
         if !accepted {
-            logger.warning("work queued after shutdown was dropped")
+            logger.warning("work queued after shutdown began was dropped")
         }
+        return accepted
     }
 
-    /// Runs everything queued so far; called on the loop thread by the wake-up handle.
+    /// Runs what other threads queued so far; called on the loop thread by the wake-up
+    /// handle. Work queued meanwhile sends another wake-up, so one batch a pass keeps I/O
+    /// flowing under a steady stream of work.
     private func runQueuedWork() {
-        while true {
-            let batch = queue.withLock { queue -> [QueuedWork] in
-                let batch = queue.items
-                queue.items.removeAll(keepingCapacity: true)
-                return batch
-            }
-            if batch.isEmpty { return }
-            for work in batch { run(work) }
+        let batch = queue.withLock { queue -> [QueuedWork] in
+            let batch = queue.items
+            queue.items.removeAll(keepingCapacity: true)
+            return batch
         }
+        for work in batch { run(work) }
     }
 
     private func run(_ work: QueuedWork) {
@@ -148,17 +161,19 @@ public final class EventLoop: @unchecked Sendable {
         streamsToFlush.append(stream)
     }
 
-    /// Runs the work queued on the loop thread and flushes the streams written to, until
-    /// neither has anything left; called just before the loop waits for I/O.
+    /// Runs the work queued on the loop thread so far and flushes the streams written to;
+    /// called just before the loop waits for I/O. Work queued meanwhile runs in the next pass,
+    /// which then does not wait, so a task that keeps yielding cannot starve I/O.
     private func runBeforeWaiting() {
-        while !localWork.isEmpty || !streamsToFlush.isEmpty {
-            let work = localWork
-            localWork.removeAll(keepingCapacity: true)
-            for item in work { run(item) }
+        let work = localWork
+        localWork.removeAll(keepingCapacity: true)
+        for item in work { run(item) }
+        while !streamsToFlush.isEmpty {
             let streams = streamsToFlush
             streamsToFlush.removeAll(keepingCapacity: true)
             for stream in streams { stream.flush() }
         }
+        if !localWork.isEmpty && !closingHandles { uv_async_send(wakeup) }
     }
 
     // MARK: - Shutdown
@@ -249,10 +264,29 @@ public final class EventLoop: @unchecked Sendable {
     private func runOnThread() {
         monarch_name_current_thread(name)
         uv_run(uvLoop, UV_RUN_DEFAULT)
+        // Close callbacks during shutdown may have resumed tasks on this loop (a sender
+        // waiting for writability, a task awaiting a close): let them finish.
+        while !localWork.isEmpty || !streamsToFlush.isEmpty {
+            runBeforeWaiting()
+            uv_run(uvLoop, UV_RUN_NOWAIT)
+        }
+        loopFinished = true
         let closed = uv_loop_close(uvLoop) == 0
         if !closed { logger.error("uv_loop_close failed: requests or handles were still active") }
         let report = ShutdownReport(handlesLeftOpen: handlesLeftOpen, loopClosed: closed)
         finished.withLock { $0 = report }
+    }
+}
+
+/// Why an event loop could not do what was asked.
+public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The loop has shut down; the work never ran.
+    case shutDown(loop: String)
+
+    public var description: String {
+        switch self {
+        case .shutDown(let loop): "event loop \(loop) has shut down"
+        }
     }
 }
 

@@ -117,16 +117,22 @@ public final class FrameConnection: @unchecked Sendable {
         }
     }
 
-    private func streamEnded(_ error: UVError?) {
+    private func streamEnded(_ end: StreamEnd) {
         if endReason == nil {
-            if let error {
+            switch end {
+            case .failed(let error):
                 endReason = .ioError(error)
-            } else {
+            case .closedLocally:
+                endReason = .closed
+            case .endOfFile:
                 do {
                     try decoder.finish()
                     endReason = .closed
                 } catch {
-                    endReason = .protocolError(ProtocolError(error))
+                    // The peer may still read: tell it, as for any other protocol error.
+                    let violation = ProtocolError(error)
+                    try? send(.error(violation.errorMessage))
+                    endReason = .protocolError(violation)
                 }
             }
         }

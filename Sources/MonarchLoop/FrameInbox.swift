@@ -3,21 +3,42 @@ import Synchronization
 
 /// Frames that arrived on the loop thread, waiting for an async reader.
 ///
-/// The loop delivers; one reader at a time awaits ``next()``. When more than
+/// The loop delivers; one reader at a time awaits ``next(resumeReading:)``. When more than
 /// ``highWatermark`` bytes wait, ``deliver(_:)`` asks the loop to stop reading; once the
-/// reader has brought them down to ``lowWatermark``, ``next()`` asks it to read again.
+/// reader has brought them down to ``lowWatermark``, the reader asks it to read again.
 final class FrameInbox: Sendable {
     /// Buffered bytes above which reading pauses.
     let highWatermark: Int
     /// Buffered bytes at or below which reading resumes.
     let lowWatermark: Int
 
+    private typealias Waiter = CheckedContinuation<[UInt8]?, any Error>
+
     private struct State: ~Copyable {
         var frames = Deque<[UInt8]>()
         var bufferedBytes = 0
-        var waiter: CheckedContinuation<[UInt8]?, any Error>?
+        var waiter: Waiter?
         var end: FrameConnection.End?
         var readingPaused = false
+
+        /// Takes the oldest frame; says whether reading should resume now.
+        mutating func pop(lowWatermark: Int) -> (frame: [UInt8], resume: Bool)? {
+            guard let frame = frames.popFirst() else { return nil }
+            bufferedBytes -= frame.count
+            if readingPaused && bufferedBytes <= lowWatermark {
+                readingPaused = false
+                return (frame, true)
+            }
+            return (frame, false)
+        }
+    }
+
+    /// What the reader gets without waiting.
+    private enum Ready {
+        case frame([UInt8], resume: Bool)
+        case end(FrameConnection.End)
+        case cancelled
+        case wait
     }
 
     private let state = Mutex(State())
@@ -29,7 +50,8 @@ final class FrameInbox: Sendable {
 
     /// Hands a frame to the reader. Returns true when the caller should pause reading.
     func deliver(_ frame: [UInt8]) -> Bool {
-        let (waiter, pause) = state.withLock { state -> (CheckedContinuation<[UInt8]?, any Error>?, Bool) in
+        let (waiter, pause) = state.withLock { state -> (Waiter?, Bool) in
+            guard state.end == nil else { return (nil, false) }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, false)
@@ -48,9 +70,23 @@ final class FrameInbox: Sendable {
 
     /// Records the end of the stream; the reader gets the frames still buffered first.
     func finish(_ end: FrameConnection.End) {
-        let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
-            guard state.end == nil else { return nil }
-            state.end = end
+        record(end, droppingBufferedFrames: false)
+    }
+
+    /// Records a failure that voids the frames still buffered: the reader gets `end` next.
+    func fail(_ end: FrameConnection.End) {
+        record(end, droppingBufferedFrames: true)
+    }
+
+    private func record(_ end: FrameConnection.End, droppingBufferedFrames: Bool) {
+        let waiter = state.withLock { state -> Waiter? in
+            if droppingBufferedFrames {
+                state.frames.removeAll()
+                state.bufferedBytes = 0
+                state.end = end
+            } else if state.end == nil {
+                state.end = end
+            }
             let waiter = state.waiter
             state.waiter = nil
             return waiter
@@ -63,58 +99,27 @@ final class FrameInbox: Sendable {
     /// - Parameter resumeReading: called when reading should resume after a pause.
     /// - Throws: the connection's ``FrameConnection/End`` when it ended otherwise, or
     ///   `CancellationError` when the awaiting task is cancelled.
-    func next(resumeReading: () -> Void) async throws -> [UInt8]? {
-        enum Immediate {
-            case frame([UInt8], resume: Bool)
-            case end(FrameConnection.End)
-            case cancelled
-            case wait
-        }
-        let immediate = state.withLock { state -> Immediate in
-            if let frame = state.frames.popFirst() {
-                state.bufferedBytes -= frame.count
-                var resume = false
-                if state.readingPaused && state.bufferedBytes <= lowWatermark {
-                    state.readingPaused = false
-                    resume = true
-                }
-                return .frame(frame, resume: resume)
-            }
-            if let end = state.end { return .end(end) }
-            return .wait
-        }
-        switch immediate {
-        case .frame(let frame, let resume):
-            if resume { resumeReading() }
-            return frame
-        case .end(let end):
-            if end == .closed { return nil }
-            throw end
-        case .cancelled, .wait:
-            break
-        }
+    func next(resumeReading: @escaping @Sendable () -> Void) async throws -> [UInt8]? {
+        let ready = state.withLock { state in take(from: &state, registering: nil) }
+        if let frame = try Self.settle(ready, resumeReading: resumeReading) { return frame }
+        guard case .wait = ready else { return nil }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Immediate in
-                    if let frame = state.frames.popFirst() {
-                        state.bufferedBytes -= frame.count
-                        return .frame(frame, resume: false)
-                    }
-                    if let end = state.end { return .end(end) }
-                    if Task.isCancelled { return .cancelled }
-                    precondition(state.waiter == nil, "two tasks awaited the same connection's next frame")
-                    state.waiter = continuation
-                    return .wait
-                }
+            try await withCheckedThrowingContinuation { (continuation: Waiter) in
+                let ready = state.withLock { state in take(from: &state, registering: continuation) }
                 switch ready {
-                case .frame(let frame, _): continuation.resume(returning: frame)
-                case .end(let end): Self.resume(continuation, at: end)
-                case .cancelled: continuation.resume(throwing: CancellationError())
-                case .wait: break
+                case .wait:
+                    break
+                case .cancelled:
+                    continuation.resume(throwing: CancellationError())
+                case .end(let end):
+                    Self.resume(continuation, at: end)
+                case .frame(let frame, let resume):
+                    if resume { resumeReading() }
+                    continuation.resume(returning: frame)
                 }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
+            let waiter = state.withLock { state -> Waiter? in
                 let waiter = state.waiter
                 state.waiter = nil
                 return waiter
@@ -123,7 +128,35 @@ final class FrameInbox: Sendable {
         }
     }
 
-    private static func resume(_ continuation: CheckedContinuation<[UInt8]?, any Error>, at end: FrameConnection.End) {
+    /// Takes what is ready; with a continuation and nothing ready, registers it as the waiter.
+    private func take(from state: inout State, registering continuation: Waiter?) -> Ready {
+        if let (frame, resume) = state.pop(lowWatermark: lowWatermark) { return .frame(frame, resume: resume) }
+        if let end = state.end { return .end(end) }
+        guard let continuation else { return .wait }
+        if Task.isCancelled { return .cancelled }
+        precondition(state.waiter == nil, "two tasks awaited the same connection's next frame")
+        state.waiter = continuation
+        return .wait
+    }
+
+    /// Returns a ready frame (resuming reading if due), nil for an orderly end or a wait,
+    /// throws for any other end.
+    private static func settle(_ ready: Ready, resumeReading: () -> Void) throws -> [UInt8]? {
+        switch ready {
+        case .frame(let frame, let resume):
+            if resume { resumeReading() }
+            return frame
+        case .end(let end):
+            if end == .closed { return nil }
+            throw end
+        case .cancelled:
+            throw CancellationError()
+        case .wait:
+            return nil
+        }
+    }
+
+    private static func resume(_ continuation: Waiter, at end: FrameConnection.End) {
         if end == .closed {
             continuation.resume(returning: nil)
         } else {

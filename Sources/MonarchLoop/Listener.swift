@@ -75,6 +75,10 @@ public final class Listener: LoopHandle, @unchecked Sendable {
                 } ?? address
             }
         case .unix(let path):
+            // libuv would silently cut a longer path to fit sun_path and bind another file.
+            guard path.utf8.count <= UVCode.maxUnixPathBytes else {
+                throw UVError(code: UVCode.enametoolong, operation: "bind \(address)")
+            }
             var result = uv_pipe_bind(pointer(as: uv_pipe_t.self), path)
             if result == UVCode.eaddrinuse && UnixSocketProbe.isStale(path: path) {
                 unlink(path)
@@ -115,10 +119,13 @@ public final class Listener: LoopHandle, @unchecked Sendable {
 
 /// Tells a Unix socket file left by a dead process from one a live process listens on.
 enum UnixSocketProbe {
-    /// Whether nothing accepts connections at `path` (connecting is refused), so the file may
-    /// be replaced. Blocking, but only for a local connect that answers at once.
+    /// Whether `path` is a socket file that nothing accepts connections on (connecting is
+    /// refused), so it may be replaced. Anything else — a regular file, a directory, a socket
+    /// with a live listener, even one whose backlog is full — is left alone. Never blocks.
     static func isStale(path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var status = stat()
+        guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else { return false }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
         var address = sockaddr_un()

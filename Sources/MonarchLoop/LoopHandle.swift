@@ -74,13 +74,15 @@ public class LoopHandle: @unchecked Sendable {
         if isClosed { body() } else { closeWaiters.append(body) }
     }
 
-    /// Waits until the handle has closed, closing it first.
+    /// Waits until the handle has closed, closing it first. Returns at once when the loop has
+    /// shut down (which closed every handle).
     public func closeAndWait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute {
+            let accepted = loop.enqueue(.closure {
                 self.whenClosed { continuation.resume() }
                 self.close()
-            }
+            })
+            if !accepted { continuation.resume() }
         }
     }
 

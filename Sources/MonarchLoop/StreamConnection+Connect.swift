@@ -36,8 +36,13 @@ extension StreamConnection {
                 result = error.code
             }
         case .unix(let path):
-            uv_pipe_connect(request, connection.pointer(as: uv_pipe_t.self), path, callback)
-            result = 0
+            // libuv would silently cut a longer path to fit sun_path and reach another socket.
+            if path.utf8.count > UVCode.maxUnixPathBytes {
+                result = UVCode.enametoolong
+            } else {
+                uv_pipe_connect(request, connection.pointer(as: uv_pipe_t.self), path, callback)
+                result = 0
+            }
         }
         if result < 0 {
             Unmanaged<PendingConnect>.fromOpaque(request.pointee.data!).release()
@@ -49,13 +54,17 @@ extension StreamConnection {
 
     /// Connects to `address` from any thread; the stream returned is not yet reading.
     ///
-    /// - Throws: ``UVError`` when the connection cannot be made (refused, no such socket, …).
+    /// - Throws: ``UVError`` when the connection cannot be made (refused, no such socket, …,
+    ///   `ECANCELED` when the loop has shut down).
     public static func connect(to address: SocketAddress, on loop: EventLoop) async throws(UVError)
         -> StreamConnection
     {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<StreamConnection, UVError>, Never>) in
-            loop.execute {
+            let accepted = loop.enqueue(.closure {
                 connect(to: address, on: loop) { continuation.resume(returning: $0) }
+            })
+            if !accepted {
+                continuation.resume(returning: .failure(UVError(code: UVCode.ecanceled, operation: "connect to \(address): loop shut down")))
             }
         }
         return try result.get()

@@ -1,9 +1,20 @@
 import CLibUV
 
+/// How a stream's life ended, as reported to ``StreamConnection/onEnd``.
+public enum StreamEnd: Sendable, Equatable {
+    /// The peer closed its side in order; what was written before is still delivered.
+    case endOfFile
+    /// This side closed the stream.
+    case closedLocally
+    /// Reading or writing failed.
+    case failed(UVError)
+}
+
 /// A connected byte stream over TCP or a Unix-domain socket, on one event loop.
 ///
-/// Reading delivers bytes as they arrive to ``onRead``; the end of the stream or a read error
-/// goes to ``onEnd``, after which the connection closes itself. Writing never blocks: bytes
+/// Reading delivers bytes as they arrive to ``onRead``. The end goes to ``onEnd`` once: at
+/// the peer's end of file the stream then closes after its queued writes; after an error it
+/// closes at once. Writing never blocks: bytes
 /// written during one pass of the loop are gathered and handed to the kernel together just
 /// before the loop next waits; what the kernel does not take is queued (partial writes resume
 /// where they stopped). ``isWritable`` turns false while more than ``writeHighWatermark``
@@ -12,9 +23,8 @@ import CLibUV
 public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Bytes that arrived; valid only during the call. Loop thread.
     public var onRead: ((UnsafeRawBufferPointer) -> Void)?
-    /// The stream ended: `nil` for an orderly end of file, else the error. Called once, just
-    /// before the connection closes itself. Loop thread.
-    public var onEnd: ((UVError?) -> Void)?
+    /// The stream ended, and how. Called once. Loop thread.
+    public var onEnd: ((StreamEnd) -> Void)?
     /// Writability changed (see ``isWritable``). Loop thread.
     public var onWritabilityChanged: ((Bool) -> Void)?
 
@@ -31,12 +41,20 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
 
     /// Bytes written in this pass of the loop, not yet handed to the kernel.
     private var gathered: [UInt8] = []
+    /// The bytes being handed to the kernel by ``flush()``; kept apart from ``gathered`` so
+    /// that writes made from callbacks during a flush are never lost.
+    private var flushing: [UInt8] = []
     /// Whether the loop will flush ``gathered`` before it next waits.
     private var flushScheduled = false
     /// Queued write requests; the stream closes after them when ``closeAfterWrites()`` asked.
     private var pendingWrites = 0
     private var closeWhenFlushed = false
-    private var ended = false
+    /// Whether ``onEnd`` has been called.
+    private var reportedEnd = false
+    /// Whether reading has ended (end of file or error).
+    private var readEnded = false
+    /// Whether a write failed; nothing more is written then.
+    private var writeFailed = false
     /// Where libuv reads into; allocated when reading first starts.
     private var readBuffer: UnsafeMutableRawBufferPointer?
 
@@ -72,7 +90,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Starts delivering bytes to ``onRead``. Idempotent.
     public func startReading() {
         loop.preconditionInEventLoop()
-        guard !isReading, !isClosing, !ended else { return }
+        guard !isReading, !isClosing, !readEnded else { return }
         if readBuffer == nil { readBuffer = .allocate(byteCount: 64 << 10, alignment: 16) }
         let result = uv_read_start(stream, { handle, _, buf in
             guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(handle), as: StreamConnection.self)
@@ -85,7 +103,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
             connection.didRead(count)
         })
         if result < 0 {
-            end(UVError(code: result, operation: "start reading"))
+            finish(.failed(UVError(code: result, operation: "start reading")))
         } else {
             isReading = true
         }
@@ -103,18 +121,22 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         if count > 0 {
             onRead?(UnsafeRawBufferPointer(rebasing: readBuffer![0..<count]))
         } else if count < 0 {
+            readEnded = true
+            isReading = false
             let code = Int32(count)
-            end(code == UVCode.eof ? nil : UVError(code: code, operation: "read"))
+            finish(code == UVCode.eof ? .endOfFile : .failed(UVError(code: code, operation: "read")))
         }
         // count == 0 is EAGAIN: nothing to do.
     }
 
-    /// Reports the end of the stream once, then closes.
-    private func end(_ error: UVError?) {
-        guard !ended else { return }
-        ended = true
-        onEnd?(error)
-        close()
+    /// Reports the end once; then closes after the queued writes at end of file, at once on
+    /// an error.
+    private func finish(_ end: StreamEnd) {
+        if !reportedEnd {
+            reportedEnd = true
+            onEnd?(end)
+        }
+        if end == .endOfFile { closeAfterWrites() } else { close() }
     }
 
     // MARK: Writing
@@ -124,7 +146,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Writing to a closing stream is ignored. A write error ends the stream (``onEnd`` gets it).
     public func write(_ bytes: UnsafeRawBufferPointer) {
         loop.preconditionInEventLoop()
-        guard !isClosing, !ended, bytes.count > 0 else { return }
+        guard !isClosing, !writeFailed, bytes.count > 0 else { return }
         gathered.append(contentsOf: bytes)
         queuedWriteBytes += bytes.count
         if !flushScheduled {
@@ -147,33 +169,39 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     func flush() {
         flushScheduled = false
         guard !gathered.isEmpty else { return }
-        defer {
-            gathered.removeAll(keepingCapacity: gathered.capacity <= 1 << 20)
-        }
-        guard !isClosing, !ended else { return }
-        queuedWriteBytes -= gathered.count
-        gathered.withUnsafeBytes { bytes in
-            var offset = 0
-            if pendingWrites == 0 {
-                var buffer = uv_buf_init(
-                    UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CChar.self)),
-                    UInt32(bytes.count))
-                let written = uv_try_write(stream, &buffer, 1)
-                if written == Int32(bytes.count) { return }
-                if written > 0 {
-                    offset = Int(written)
-                } else if written != UVCode.eagain {
-                    end(UVError(code: written, operation: "write"))
-                    return
+        swap(&gathered, &flushing)
+        queuedWriteBytes -= flushing.count
+        var failure: UVError?
+        if !isClosing && !writeFailed {
+            failure = flushing.withUnsafeBytes { bytes -> UVError? in
+                var offset = 0
+                if pendingWrites == 0 {
+                    var buffer = uv_buf_init(
+                        UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CChar.self)),
+                        UInt32(bytes.count))
+                    let written = uv_try_write(stream, &buffer, 1)
+                    if written == Int32(bytes.count) { return nil }
+                    if written > 0 {
+                        offset = Int(written)
+                    } else if written != UVCode.eagain {
+                        return UVError(code: written, operation: "write")
+                    }
                 }
+                return queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
             }
-            queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        }
+        // Emptied before any callback runs: writes made from callbacks go to `gathered`.
+        flushing.removeAll(keepingCapacity: flushing.capacity <= 1 << 20)
+        if let failure {
+            writeFailed = true
+            finish(.failed(failure))
+            return
         }
         updateWritability()
     }
 
     /// Copies `bytes` into one allocation with its write request and hands it to libuv.
-    private func queueWrite(_ bytes: UnsafeRawBufferPointer) {
+    private func queueWrite(_ bytes: UnsafeRawBufferPointer) -> UVError? {
         let request = WriteRequest.make(copying: bytes)
         var buffer = uv_buf_init(request.bytes.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
         let result = uv_write(request.pointer, stream, &buffer, 1) { request, status in
@@ -185,11 +213,11 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         }
         if result < 0 {
             WriteRequest.free(request.pointer)
-            end(UVError(code: result, operation: "write"))
-            return
+            return UVError(code: result, operation: "write")
         }
         pendingWrites += 1
         queuedWriteBytes += bytes.count
+        return nil
     }
 
     /// Reports a crossing of either watermark.
@@ -206,8 +234,9 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     private func didWrite(_ count: Int, status: Int32) {
         pendingWrites -= 1
         queuedWriteBytes -= count
-        if status < 0 && status != UVCode.ecanceled {
-            end(UVError(code: status, operation: "write"))
+        if status < 0 && status != UVCode.ecanceled && !writeFailed {
+            writeFailed = true
+            finish(.failed(UVError(code: status, operation: "write")))
         }
         updateWritability()
         if closeWhenFlushed && pendingWrites == 0 { close() }
@@ -216,8 +245,10 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Closes the stream once every queued write has reached the kernel; reading stops now.
     public func closeAfterWrites() {
         loop.preconditionInEventLoop()
+        guard !isClosing else { return }
         stopReading()
         flush()
+        guard !isClosing else { return }
         if pendingWrites == 0 { close() } else { closeWhenFlushed = true }
     }
 
@@ -231,9 +262,9 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     override func didClose() {
         readBuffer?.deallocate()
         readBuffer = nil
-        if !ended {
-            ended = true
-            onEnd?(nil)
+        if !reportedEnd {
+            reportedEnd = true
+            onEnd?(.closedLocally)
         }
         onRead = nil
         onEnd = nil

@@ -39,4 +39,8 @@ enum UVCode {
     static let eaddrinuse = Int32(UV_EADDRINUSE.rawValue)
     static let econnrefused = Int32(UV_ECONNREFUSED.rawValue)
     static let enoent = Int32(UV_ENOENT.rawValue)
+    static let enametoolong = Int32(UV_ENAMETOOLONG.rawValue)
+
+    /// The longest Unix socket path the kernel takes (`sun_path` less its terminating NUL).
+    static let maxUnixPathBytes = 107
 }
