@@ -109,19 +109,10 @@ public final class AsyncFrameConnection: Sendable {
             if !accepted { throw EventLoopError.shutDown(loop: loop.name) }
             return
         }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let accepted = loop.enqueue(.closure { [self] in
-                Task(executorPreference: loop) { [self] in
-                    do {
-                        try await sendOnLoop(payload)
-                        continuation.resume()
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
-                }
-            })
-            if !accepted { continuation.resume(throwing: EventLoopError.shutDown(loop: loop.name)) }
-        }
+        guard open.load(ordering: .acquiring) else { throw FrameConnection.End.closed }
+        // Hopping onto the loop keeps this frame behind the ones queued before it, and the
+        // wait for writability in this task, where cancelling the task reaches it.
+        try await withTaskExecutorPreference(loop) { try await sendOnLoop(payload) }
     }
 
     /// Sends one message, after the frames sent before it from the same task.

@@ -72,6 +72,18 @@ actor LoopIsolatedCounter {
         #expect(loop.shutdown() == report)
     }
 
+    @Test func workSubmittedAfterShutdownFailsInsteadOfHanging() async throws {
+        let loop = try EventLoop(name: "stopped")
+        loop.shutdown()
+        do {
+            _ = try await loop.submit { 1 }
+            Issue.record("work ran on a loop that had shut down")
+        } catch let error as EventLoopError {
+            #expect(error == .shutDown(loop: "stopped"))
+            #expect(error.description.contains("stopped"))
+        }
+    }
+
     @Test func timersFireOnceOrRepeatedlyAndStop() async throws {
         try await withLoop { loop in
             let fired = Mutex(0)

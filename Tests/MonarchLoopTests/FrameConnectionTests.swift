@@ -248,6 +248,60 @@ import Testing
         }
     }
 
+    @Test func aRegularFileInTheWayIsNeverRemoved() async throws {
+        try await withLoop { loop in
+            let path = temporarySocketPath()
+            let contents = Data("precious".utf8)
+            #expect(FileManager.default.createFile(atPath: path, contents: contents))
+            defer { unlink(path) }
+            do {
+                _ = try await TestServer.start(on: loop, at: .unix(path: path))
+                Issue.record("listened on top of a regular file")
+            } catch let error as UVError {
+                #expect(error.name == "EADDRINUSE")
+            }
+            #expect(FileManager.default.contents(atPath: path) == contents)
+        }
+    }
+
+    @Test func aUnixPathTooLongForTheKernelIsRefused() async throws {
+        try await withLoop { loop in
+            let path = "/tmp/" + String(repeating: "p", count: 120) + ".sock"
+            for attempt in ["listen", "connect"] {
+                do {
+                    if attempt == "listen" {
+                        _ = try await TestServer.start(on: loop, at: .unix(path: path))
+                    } else {
+                        _ = try await StreamConnection.connect(to: .unix(path: path), on: loop)
+                    }
+                    Issue.record("\(attempt) accepted a \(path.utf8.count)-byte path")
+                } catch let error as UVError {
+                    #expect(error.name == "ENAMETOOLONG", "\(attempt)")
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: String(path.prefix(107))))
+        }
+    }
+
+    @Test func cancellingASenderWaitingForTheSocketToDrainEndsItsWait() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
+            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
+            let peer = try await server.accept()
+            // The peer reads nothing: the writer fills every buffer, then waits.
+            let chunk = [UInt8](repeating: 1, count: 256 << 10)
+            let writer = Task {
+                while true { try await client.send(payload: chunk) }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            writer.cancel()
+            await #expect(throws: CancellationError.self) { try await writer.value }
+            await client.close()
+            await peer.close()
+            await server.stop()
+        }
+    }
+
     @Test func codeOnTheLoopSendsAndReceivesWithoutHopping() async throws {
         try await withLoop { loop in
             let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
