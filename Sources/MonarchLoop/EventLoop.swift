@@ -40,6 +40,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The loop's name, used for its thread and its logs.
     public let name: String
+    /// The serial executor of actors isolated to the loop; written once in `init` before any
+    /// other thread can see the loop.
+    private(set) var actorExecutor: LoopActorExecutor!
     /// The loop's logger.
     public let logger: Logger
 
@@ -75,6 +78,7 @@ public final class EventLoop: @unchecked Sendable {
             Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().runBeforeWaiting()
         }
         flushPrepare.withMemoryRebound(to: uv_handle_t.self, capacity: 1) { uv_unref($0) }
+        actorExecutor = LoopActorExecutor(loop: self)
         startThread()
     }
 
@@ -151,7 +155,8 @@ public final class EventLoop: @unchecked Sendable {
     private func run(_ work: QueuedWork) {
         switch work {
         case .closure(let body): body()
-        case .job(let job): runJob(job)
+        case .taskJob(let job): runTaskJob(job)
+        case .actorJob(let job): runActorJob(job)
         case .stop: closeEveryHandle()
         }
     }
@@ -290,10 +295,12 @@ public enum EventLoopError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
-/// What the loop thread runs: a closure, an executor job, or the stop marker.
+/// What the loop thread runs: a closure, a job of a task preferring the loop, a job of an
+/// actor isolated to it, or the stop marker.
 enum QueuedWork {
     case closure(@Sendable () -> Void)
-    case job(UnownedJob)
+    case taskJob(UnownedJob)
+    case actorJob(UnownedJob)
     case stop
 }
 
