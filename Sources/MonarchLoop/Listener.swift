@@ -74,11 +74,8 @@ public final class Listener: LoopHandle, @unchecked Sendable {
                     SocketAddress(sockaddr: raw.baseAddress!.assumingMemoryBound(to: sockaddr.self))
                 } ?? address
             }
-        case .unix(let path):
-            // libuv would silently cut a longer path to fit sun_path and bind another file.
-            guard path.utf8.count <= UVCode.maxUnixPathBytes else {
-                throw UVError(code: UVCode.enametoolong, operation: "bind \(address)")
-            }
+        case .unix:
+            let path = try address.checkedUnixPath(for: "bind")
             var result = uv_pipe_bind(pointer(as: uv_pipe_t.self), path)
             if result == UVCode.eaddrinuse && UnixSocketProbe.isStale(path: path) {
                 unlink(path)

@@ -24,6 +24,18 @@ extension SocketAddress {
         }
     }
 
+    /// The path of a Unix-domain address, refused with `ENAMETOOLONG` when the kernel cannot
+    /// take it — libuv would otherwise cut it short and reach another file.
+    func checkedUnixPath(for operation: String) throws(UVError) -> String {
+        guard case .unix(let path) = self else {
+            preconditionFailure("checkedUnixPath is for Unix-domain addresses")
+        }
+        guard path.utf8.count <= UVCode.maxUnixPathBytes else {
+            throw UVError(code: UVCode.enametoolong, operation: "\(operation) \(self)")
+        }
+        return path
+    }
+
     /// Reads a TCP address back from a `sockaddr` (as returned by getsockname).
     init?(sockaddr pointer: UnsafePointer<sockaddr>) {
         var name = [CChar](repeating: 0, count: 64)

@@ -35,13 +35,13 @@ extension StreamConnection {
             } catch {
                 result = error.code
             }
-        case .unix(let path):
-            // libuv would silently cut a longer path to fit sun_path and reach another socket.
-            if path.utf8.count > UVCode.maxUnixPathBytes {
-                result = UVCode.enametoolong
-            } else {
+        case .unix:
+            do {
+                let path = try address.checkedUnixPath(for: "connect to")
                 uv_pipe_connect(request, connection.pointer(as: uv_pipe_t.self), path, callback)
                 result = 0
+            } catch {
+                result = error.code
             }
         }
         if result < 0 {
