@@ -72,6 +72,27 @@ actor LoopIsolatedCounter {
         #expect(loop.shutdown() == report)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aTaskThatKeepsYieldingDoesNotStarveTheLoop() async throws {
+        try await withLoop { loop in
+            let timerFired = Atomic<Bool>(false)
+            let timer = try await loop.submit { try LoopTimer(on: loop) }
+            loop.execute { timer.start(afterMs: 10) { timerFired.store(true, ordering: .releasing) } }
+            // Were the loop to run queued jobs until none were left, this task would keep it
+            // from ever reaching its timers again.
+            let spins = await Task(executorPreference: loop) {
+                var spins = 0
+                while !timerFired.load(ordering: .acquiring) {
+                    spins += 1
+                    await Task.yield()
+                }
+                return spins
+            }.value
+            #expect(spins > 0)
+            await timer.closeAndWait()
+        }
+    }
+
     @Test func workSubmittedAfterShutdownFailsInsteadOfHanging() async throws {
         let loop = try EventLoop(name: "stopped")
         loop.shutdown()
