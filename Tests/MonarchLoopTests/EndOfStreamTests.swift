@@ -6,19 +6,6 @@ import Testing
 /// What a connection does when its peer stops writing: replies still go out, and a frame cut
 /// short by the end of the stream is answered with an error message.
 @Suite struct EndOfStreamTests {
-    /// A listener that answers every ping with a pong.
-    private func startPongServer(on loop: EventLoop) async throws -> Listener {
-        try await loop.submit {
-            try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
-                let connection = FrameConnection(stream: stream)
-                connection.onMessage = { message in
-                    try? connection.send(.pong(PongMessage(id: message.id)))
-                }
-                connection.start()
-            }
-        }
-    }
-
     /// Every message in `bytes`, which must be whole frames.
     private func messages(in bytes: [UInt8]) throws -> [WireMessage] {
         var decoder = FrameDecoder()

@@ -8,75 +8,64 @@ import Testing
     @Test(arguments: TestTransport.allCases)
     func framesTravelBothWaysInOrder(_ transport: TestTransport) async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: transport.listenAddress)
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            for index in 0..<200 {
-                try await client.send(.request(RequestMessage(id: MessageID(index), path: "items/\(index)")))
+            try await withConnectedPair(on: loop, at: transport.listenAddress) { client, peer in
+                for index in 0..<200 {
+                    try await client.send(.request(RequestMessage(id: MessageID(index), path: "items/\(index)")))
+                }
+                for index in 0..<200 {
+                    let message = try await peer.nextMessage()
+                    #expect(message == .request(RequestMessage(id: MessageID(index), path: "items/\(index)")))
+                }
+                // Replies may come in any order; the layer keeps the order they were sent in.
+                for index in (0..<200).reversed() {
+                    try await peer.send(.response(ResponseMessage(id: MessageID(index), status: 200)))
+                }
+                for index in (0..<200).reversed() {
+                    #expect(try await client.nextMessage()?.id == MessageID(index))
+                }
+                await client.close()
+                #expect(try await peer.nextFrame() == nil, "an orderly close ends the peer's frames")
             }
-            for index in 0..<200 {
-                let message = try await peer.nextMessage()
-                #expect(message == .request(RequestMessage(id: MessageID(index), path: "items/\(index)")))
-            }
-            // Replies may come in any order; the layer keeps the order they were sent in.
-            for index in (0..<200).reversed() {
-                try await peer.send(.response(ResponseMessage(id: MessageID(index), status: 200)))
-            }
-            for index in (0..<200).reversed() {
-                #expect(try await client.nextMessage()?.id == MessageID(index))
-            }
-            await client.close()
-            #expect(try await peer.nextFrame() == nil, "an orderly close ends the peer's frames")
-            await peer.close()
-            await server.stop()
         }
     }
 
     @Test(arguments: TestTransport.allCases)
     func aLargeFrameArrivesWholeAcrossManyReads(_ transport: TestTransport) async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: transport.listenAddress)
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            let payload = (0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-            async let sent: Void = client.send(payload: payload)
-            let received = try await peer.nextFrame()
-            try await sent
-            #expect(received == payload)
-            await client.close()
-            await peer.close()
-            await server.stop()
+            try await withConnectedPair(on: loop, at: transport.listenAddress) { client, peer in
+                let payload = (0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                async let sent: Void = client.send(payload: payload)
+                let received = try await peer.nextFrame()
+                try await sent
+                #expect(received == payload)
+            }
         }
     }
 
     @Test func aSlowReaderPausesTheSocketAndTheWriterWaits() async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            let chunk = [UInt8](repeating: 7, count: 256 << 10)
-            let total = 256  // 64 MiB: far more than the socket buffers and the inbox hold.
-            let sawBackpressure = Mutex(false)
-            let writer = Task {
-                for _ in 0..<total {
-                    try await client.send(payload: chunk)
-                    let writable = try await loop.submit { client.connection.stream.isWritable }
-                    if !writable { sawBackpressure.withLock { $0 = true } }
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                let chunk = [UInt8](repeating: 7, count: 256 << 10)
+                let total = 256  // 64 MiB: far more than the socket buffers and the inbox hold.
+                let sawBackpressure = Mutex(false)
+                let writer = Task {
+                    for _ in 0..<total {
+                        try await client.send(payload: chunk)
+                        let writable = try await loop.submit { client.connection.stream.isWritable }
+                        if !writable { sawBackpressure.withLock { $0 = true } }
+                    }
                 }
+                // Let the writer fill every buffer before reading anything.
+                try await Task.sleep(for: .milliseconds(300))
+                var count = 0
+                while count < total, let frame = try await peer.nextFrame() {
+                    #expect(frame.count == chunk.count)
+                    count += 1
+                }
+                try await writer.value
+                #expect(count == total)
+                #expect(sawBackpressure.withLock { $0 }, "the write queue never crossed its high watermark")
             }
-            // Let the writer fill every buffer before reading anything.
-            try await Task.sleep(for: .milliseconds(300))
-            var count = 0
-            while count < total, let frame = try await peer.nextFrame() {
-                #expect(frame.count == chunk.count)
-                count += 1
-            }
-            try await writer.value
-            #expect(count == total)
-            #expect(sawBackpressure.withLock { $0 }, "the write queue never crossed its high watermark")
-            await client.close()
-            await peer.close()
-            await server.stop()
         }
     }
 
@@ -90,17 +79,7 @@ import Testing
         _ name: String, _ bytes: [UInt8], _ expected: ProtocolErrorCode
     ) async throws {
         try await withLoop { loop in
-            let received = Mutex<[WireMessage]>([])
-            let listener = try await loop.submit {
-                try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
-                    let connection = FrameConnection(stream: stream)
-                    connection.onMessage = { message in
-                        received.withLock { $0.append(message) }
-                        if case .ping(let ping) = message { try? connection.send(.pong(PongMessage(id: ping.id))) }
-                    }
-                    connection.start()
-                }
-            }
+            let listener = try await startPongServer(on: loop)
             let bad = try await AsyncFrameConnection.connect(to: listener.boundAddress, on: loop)
             let good = try await AsyncFrameConnection.connect(to: listener.boundAddress, on: loop)
             try await bad.sendRaw(bytes)
@@ -122,17 +101,8 @@ import Testing
 
     @Test func nothingAfterABadFrameIsDelivered() async throws {
         try await withLoop { loop in
-            let received = Mutex<[WireMessage]>([])
-            let listener = try await loop.submit {
-                try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
-                    let connection = FrameConnection(stream: stream)
-                    connection.onMessage = { message in
-                        received.withLock { $0.append(message) }
-                        try? connection.send(.pong(PongMessage(id: message.id)))
-                    }
-                    connection.start()
-                }
-            }
+            let received = MessageLog()
+            let listener = try await startPongServer(on: loop, recordingIn: received)
             let client = try await AsyncFrameConnection.connect(to: listener.boundAddress, on: loop)
             let codec = MessageCodec()
             // A good ping, a bad frame and another good ping, in one write.
@@ -147,7 +117,7 @@ import Testing
             }
             #expect(error.code == .invalidJSON)
             #expect(try await client.nextFrame() == nil)
-            #expect(received.withLock { $0 } == [.ping(PingMessage(id: 1))])
+            #expect(received.all == [.ping(PingMessage(id: 1))])
             await client.close()
             await listener.closeAndWait()
         }
@@ -155,37 +125,30 @@ import Testing
 
     @Test func aTruncatedFrameAtTheEndIsReportedAsSuch() async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: .tcp(host: "127.0.0.1", port: 0))
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            try await client.sendRaw([0, 0, 0, 10, 0x7b])
-            await client.close()
-            await #expect(throws: FrameConnection.End.self) { try await peer.nextFrame() }
-            do {
-                _ = try await peer.nextFrame()
-            } catch let end as FrameConnection.End {
-                guard case .protocolError(let error) = end else {
-                    Issue.record("expected a protocol error, got \(end)")
-                    return
+            try await withConnectedPair(on: loop, at: .tcp(host: "127.0.0.1", port: 0)) { client, peer in
+                try await client.sendRaw([0, 0, 0, 10, 0x7b])
+                await client.close()
+                await #expect(throws: FrameConnection.End.self) { try await peer.nextFrame() }
+                do {
+                    _ = try await peer.nextFrame()
+                } catch let end as FrameConnection.End {
+                    guard case .protocolError(let error) = end else {
+                        Issue.record("expected a protocol error, got \(end)")
+                        return
+                    }
+                    #expect(error.code == .truncatedFrame)
                 }
-                #expect(error.code == .truncatedFrame)
             }
-            await peer.close()
-            await server.stop()
         }
     }
 
     @Test func sendingAnOversizedFrameFailsWithoutSendingAnything() async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()), maxFrameBytes: 64)
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop, maxFrameBytes: 64)
-            let peer = try await server.accept()
-            await #expect(throws: FrameError.self) { try await client.send(payload: [UInt8](repeating: 1, count: 65)) }
-            try await client.send(.ping(PingMessage(id: 1)))
-            #expect(try await peer.nextMessage() == .ping(PingMessage(id: 1)))
-            await client.close()
-            await peer.close()
-            await server.stop()
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath()), maxFrameBytes: 64) { client, peer in
+                await #expect(throws: FrameError.self) { try await client.send(payload: [UInt8](repeating: 1, count: 65)) }
+                try await client.send(.ping(PingMessage(id: 1)))
+                #expect(try await peer.nextMessage() == .ping(PingMessage(id: 1)))
+            }
         }
     }
 
@@ -285,60 +248,49 @@ import Testing
 
     @Test func cancellingASenderWaitingForTheSocketToDrainEndsItsWait() async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            // The peer reads nothing: the writer fills every buffer, then waits.
-            let chunk = [UInt8](repeating: 1, count: 256 << 10)
-            let writer = Task {
-                while true { try await client.send(payload: chunk) }
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                // The peer reads nothing: the writer fills every buffer, then waits.
+                let chunk = [UInt8](repeating: 1, count: 256 << 10)
+                let writer = Task {
+                    while true { try await client.send(payload: chunk) }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                writer.cancel()
+                await #expect(throws: CancellationError.self) { try await writer.value }
             }
-            try await Task.sleep(for: .milliseconds(300))
-            writer.cancel()
-            await #expect(throws: CancellationError.self) { try await writer.value }
-            await client.close()
-            await peer.close()
-            await server.stop()
         }
     }
 
     @Test func codeOnTheLoopSendsAndReceivesWithoutHopping() async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            let echo = Task(executorPreference: loop) {
-                while let frame = try await peer.nextFrame() {
-                    #expect(loop.inEventLoop)
-                    try await peer.send(payload: frame)
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                let echo = Task(executorPreference: loop) {
+                    while let frame = try await peer.nextFrame() {
+                        #expect(loop.inEventLoop)
+                        try await peer.send(payload: frame)
+                    }
                 }
+                for index in 0..<100 {
+                    try await client.send(payload: Array("frame \(index)".utf8))
+                    #expect(try await client.nextFrame() == Array("frame \(index)".utf8))
+                }
+                await client.close()
+                try await echo.value
             }
-            for index in 0..<100 {
-                try await client.send(payload: Array("frame \(index)".utf8))
-                #expect(try await client.nextFrame() == Array("frame \(index)".utf8))
-            }
-            await client.close()
-            try await echo.value
-            await peer.close()
-            await server.stop()
         }
     }
 
     @Test func cancellingAReaderEndsItsWait() async throws {
         try await withLoop { loop in
-            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
-            let client = try await AsyncFrameConnection.connect(to: server.address, on: loop)
-            let peer = try await server.accept()
-            let reader = Task { try await peer.nextFrame() }
-            try await Task.sleep(for: .milliseconds(20))
-            reader.cancel()
-            await #expect(throws: CancellationError.self) { try await reader.value }
-            // The connection still works for the next reader.
-            try await client.send(payload: Array("after".utf8))
-            #expect(try await peer.nextFrame() == Array("after".utf8))
-            await client.close()
-            await peer.close()
-            await server.stop()
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                let reader = Task { try await peer.nextFrame() }
+                try await Task.sleep(for: .milliseconds(20))
+                reader.cancel()
+                await #expect(throws: CancellationError.self) { try await reader.value }
+                // The connection still works for the next reader.
+                try await client.send(payload: Array("after".utf8))
+                #expect(try await peer.nextFrame() == Array("after".utf8))
+            }
         }
     }
 }

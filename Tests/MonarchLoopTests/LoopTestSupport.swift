@@ -1,6 +1,7 @@
 import Foundation
 import MonarchLoop
 import MonarchWire
+import Synchronization
 import Testing
 
 /// Runs `body` with a fresh loop, then shuts the loop down and checks that the body closed
@@ -66,6 +67,56 @@ struct TestServer: Sendable {
 
     func stop() async {
         await listener.closeAndWait()
+    }
+}
+
+/// Runs `body` with a client connected to a fresh server at `address` and the server's end of
+/// that connection (`peer`), both with the given frame limit; afterwards closes both ends and
+/// the server, whether `body` threw or not.
+func withConnectedPair<T>(
+    on loop: EventLoop, at address: SocketAddress, maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes,
+    _ body: (_ client: AsyncFrameConnection, _ peer: AsyncFrameConnection) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.start(on: loop, at: address, maxFrameBytes: maxFrameBytes)
+    var opened: [AsyncFrameConnection] = []
+    func closeEverything() async {
+        for connection in opened { await connection.close() }
+        await server.stop()
+    }
+    do {
+        let client = try await AsyncFrameConnection.connect(to: server.address, on: loop, maxFrameBytes: maxFrameBytes)
+        opened.append(client)
+        let peer = try await server.accept()
+        opened.append(peer)
+        let result = try await body(client, peer)
+        await closeEverything()
+        return result
+    } catch {
+        await closeEverything()
+        throw error
+    }
+}
+
+/// Messages a test server received, in order.
+final class MessageLog: Sendable {
+    private let messages = Mutex<[WireMessage]>([])
+
+    func append(_ message: WireMessage) { messages.withLock { $0.append(message) } }
+    var all: [WireMessage] { messages.withLock { $0 } }
+}
+
+/// Starts a listener on a fresh Unix socket whose connections record every message in `log`
+/// and answer each ping with a pong, on the loop-level API.
+func startPongServer(on loop: EventLoop, recordingIn log: MessageLog = MessageLog()) async throws -> Listener {
+    try await loop.submit {
+        try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
+            let connection = FrameConnection(stream: stream)
+            connection.onMessage = { message in
+                log.append(message)
+                if case .ping(let ping) = message { try? connection.send(.pong(PongMessage(id: ping.id))) }
+            }
+            connection.start()
+        }
     }
 }
 
