@@ -97,7 +97,7 @@ enum LoopClient {
                         finished = true
                         timer.close()
                         connection.close()
-                        continuation.resume(returning: (count, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                        continuation.resume(returning: (count, elapsed.seconds))
                     }
                 }
                 connection.start()
@@ -136,6 +136,13 @@ enum AsyncClient {
         }
         let elapsed = start.duration(to: clock.now)
         await connection.close()
-        return (count, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return (count, elapsed.seconds)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, with its fraction.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
