@@ -2,17 +2,26 @@
 // Monarch: request-based, protocol-oriented resource fetching for Swift on Linux.
 import PackageDescription
 
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+
 let package = Package(
     name: "Monarch",
     products: [
+        .library(name: "Monarch", targets: ["Monarch"]),
+        .library(name: "MonarchRouter", targets: ["MonarchRouter"]),
+        .library(name: "MonarchClient", targets: ["MonarchClient"]),
         .library(name: "MonarchWire", targets: ["MonarchWire"]),
         .library(name: "MonarchLoop", targets: ["MonarchLoop"]),
+        .executable(name: "monarch", targets: ["MonarchCLI"]),
+        .executable(name: "monarch-bundle-worker", targets: ["BundleWorker"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // C libraries, each from its Debian package.
@@ -22,28 +31,71 @@ let package = Package(
             providers: [.apt(["libuv1-dev"])]
         ),
 
-        // The wire protocol core: framing and the message codec. Pure Swift, no I/O.
+        // The wire protocol core: framing, the message codec and addresses. Pure Swift, no I/O.
         .target(name: "MonarchWire"),
 
-        // The libuv layer: event loops, streams, listeners, timers, and the bridge to Swift concurrency.
+        // Requests, domains, providers and the responder chain; runs in-process with no cluster.
+        .target(name: "Monarch", dependencies: ["MonarchWire"]),
+
+        // Path patterns -> routes, and the parsing of request paths. Pure Swift.
+        .target(name: "MonarchRouter", dependencies: ["MonarchWire"]),
+
+        // The cluster's YAML configuration, validated with key paths.
+        .target(
+            name: "MonarchConfig",
+            dependencies: ["MonarchWire", .product(name: "Yams", package: "Yams")]
+        ),
+
+        // The libuv layer: event loops, streams, listeners, timers, files, child processes,
+        // and the bridge to Swift concurrency.
         .target(
             name: "MonarchLoop",
             dependencies: [
                 "CLibUV",
                 "MonarchWire",
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
+        ),
+
+        // The coordinator: client and worker sessions, pools, the domain table, the chain over
+        // the wire, coalescing, deadlines, and the supervisor of local workers.
+        .target(
+            name: "MonarchCoordinator",
+            dependencies: ["Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchWire", logging]
+        ),
+
+        // What every worker process shares: dialling in, registering, serving requests.
+        .target(name: "MonarchWorker", dependencies: ["Monarch", "MonarchLoop", "MonarchWire", logging]),
+
+        // The client side of the wire protocol (the CLI and Swift programs use it).
+        .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchWire"]),
+
+        // The `monarch` command.
+        .executableTarget(
+            name: "MonarchCLI",
+            dependencies: [
+                "Monarch", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchWire",
+                argumentParser, logging,
+            ]
+        ),
+
+        // Workers: one executable each, their logic in a library the tests reach.
+        .target(
+            name: "MonarchBundle",
+            dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"],
+            path: "Workers/Bundle/Sources"
+        ),
+        .executableTarget(
+            name: "BundleWorker",
+            dependencies: ["MonarchBundle", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
+            path: "Workers/Bundle/Main"
         ),
 
         // Benchmarks: frame round trips on the Swift layer against a C program on libuv.
         .executableTarget(
             name: "WireBench",
-            dependencies: [
-                "MonarchLoop",
-                "MonarchWire",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["MonarchLoop", "MonarchWire", argumentParser],
             path: "Benchmarks/WireBench"
         ),
         .executableTarget(
@@ -54,5 +106,14 @@ let package = Package(
 
         .testTarget(name: "MonarchWireTests", dependencies: ["MonarchWire"]),
         .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchWire"]),
+        .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
+        .testTarget(name: "MonarchRouterTests", dependencies: ["MonarchRouter", "MonarchWire"]),
+        .testTarget(name: "MonarchConfigTests", dependencies: ["MonarchConfig", "MonarchWire"]),
+        .testTarget(name: "MonarchBundleTests", dependencies: ["MonarchBundle", "MonarchLoop"]),
+        // Integration: the real `monarch` and worker executables on temporary sockets.
+        .testTarget(
+            name: "ClusterTests",
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire"]
+        ),
     ]
 )

@@ -1,3 +1,4 @@
+import MonarchWire
 import CLibUV
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import MonarchLoop
+import MonarchWire
 import Testing
 
 @Suite struct SocketAddressTests {

@@ -1,0 +1,1 @@
+print("monarch: not built yet")

@@ -1,0 +1,1 @@
+print("monarch-bundle-worker: not built yet")
