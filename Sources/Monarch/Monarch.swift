@@ -1,0 +1,78 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Resource fetching in one process: a chain of Swift providers, no cluster.
+///
+/// ```swift
+/// var monarch = Monarch()
+/// monarch.register(MemoryCache(), for: .any)
+/// monarch.register(FixtureProvider(), for: .assets)
+/// let response = try await monarch.perform(Request(path: "assets/logo.png", domain: .assets))
+/// ```
+public struct Monarch: Sendable {
+    /// The deadline of requests that set none.
+    public static let defaultDeadline: Duration = .seconds(30)
+
+    /// The providers, in the order they are asked.
+    public var chain: ProviderChain
+
+    /// A Monarch with `chain` (empty by default).
+    public init(chain: ProviderChain = ProviderChain()) { self.chain = chain }
+
+    /// Appends `provider` to the chain for requests of `domain`.
+    public mutating func register(_ provider: any RequestProvider, for domain: RequestDomain = .any) {
+        chain.register(provider, for: domain)
+    }
+
+    /// The first response the chain gives for `request`, within its deadline (30 s unless set).
+    ///
+    /// - Throws: ``ChainError``: `exhausted` with every provider's outcome, `noProviders`,
+    ///   `deadlineExceeded` with the outcomes so far, or `cancelled`.
+    public func perform(_ request: Request) async throws(ChainError) -> Response {
+        let deadline = request.deadline ?? Self.defaultDeadline
+        let providers = chain.providers(for: request.domain)
+        let outcome: Result<Response, ChainError> = await withTaskGroup(of: Result<Response, ChainError>?.self) { group in
+            group.addTask {
+                do throws(ChainError) {
+                    return .success(try await ProviderChain.perform(request, along: providers))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            guard let answer = first else {
+                // The deadline passed: the chain, cancelled, returns with what it tried so far.
+                let late = await group.next()!!
+                if case .failure(let error) = late, error.code == .cancelled {
+                    return .failure(ChainError(
+                        .deadlineExceeded, "no answer within \(deadline)", attempts: error.attempts))
+                }
+                return late
+            }
+            return answer
+        }
+        return try outcome.get()
+    }
+
+    /// The decoded answer to a typed request; its preview data when the chain fails.
+    ///
+    /// - Throws: ``ChainError`` when no provider answered and there is no preview data; the
+    ///   decoder's error when the body is not a `R.Response`.
+    public func perform<R: ResourceRequest>(_ typed: R) async throws -> R.Response {
+        do {
+            let response = try await perform(typed.request)
+            return try typed.decode(response.body)
+        } catch let error as ChainError {
+            guard let preview = typed.previewData else { throw error }
+            return try typed.decode(preview)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import MonarchWire
+
+// How the chain's values travel in wire messages: one mapping, used by the coordinator, the
+// workers and the client.
+
+extension Request {
+    /// The request a `request` message describes; its domain is ``RequestDomain/any`` (the
+    /// message names domains, which only the coordinator's table resolves).
+    public init(_ message: RequestMessage) {
+        self.init(
+            path: message.path, query: message.query ?? [], method: message.method ?? "GET",
+            headers: message.headers ?? [:], body: message.body, policy: message.policy,
+            deadline: message.deadlineMs.map { .milliseconds(Int64(clamping: $0)) },
+            route: RouteContext(
+                parameters: message.params ?? [:], upstream: message.upstream,
+                ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheKey: message.key))
+    }
+
+    /// This request as a `request` message with `id`, naming `domain` where given.
+    public func message(id: MessageID, domain: String? = nil) -> RequestMessage {
+        RequestMessage(
+            id: id, path: path, domain: domain, query: query.isEmpty ? nil : query,
+            method: method == "GET" ? nil : method, headers: headers.isEmpty ? nil : headers, body: body,
+            policy: policy, deadlineMs: deadline?.wholeMilliseconds,
+            params: route.parameters.isEmpty ? nil : route.parameters, upstream: route.upstream,
+            ttlMs: route.ttl?.wholeMilliseconds, key: route.cacheKey)
+    }
+}
+
+extension Response {
+    /// The response a `response` message carries.
+    public init(_ message: ResponseMessage) {
+        self.init(
+            status: message.status, headers: message.headers ?? [:], body: message.body ?? .init(),
+            source: message.source, stale: message.stale ?? false,
+            age: message.ageMs.map { .milliseconds(Int64(clamping: $0)) },
+            ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheable: message.cacheable ?? true)
+    }
+
+    /// This response as a `response` message answering `id`.
+    public func message(id: MessageID) -> ResponseMessage {
+        ResponseMessage(
+            id: id, status: status, source: source, headers: headers.isEmpty ? nil : headers,
+            body: body.isEmpty ? nil : body, stale: stale ? true : nil, ageMs: age?.wholeMilliseconds,
+            ttlMs: ttl?.wholeMilliseconds, cacheable: cacheable ? nil : false)
+    }
+}
+
+extension ProviderOutcome {
+    /// A worker's answer to request `id` as the message that carries it.
+    public func message(id: MessageID, source: String) -> WireMessage {
+        switch self {
+        case .response(var response):
+            if response.source == nil { response.source = source }
+            return .response(response.message(id: id))
+        case .miss(let reason):
+            return .miss(MissMessage(id: id, source: source, reason: reason))
+        case .failure(let failure):
+            return .failure(FailureMessage(id: id, error: .init(code: failure.code, message: failure.message)))
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, rounded down; negative durations give 0.
+    public var wholeMilliseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (ms, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1000)
+        return overflow ? .max : ms &+ UInt64(attoseconds / 1_000_000_000_000_000)
+    }
+}
