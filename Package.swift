@@ -66,7 +66,7 @@ let package = Package(
         ),
 
         // What every worker process shares: dialling in, registering, serving requests.
-        .target(name: "MonarchWorker", dependencies: ["Monarch", "MonarchLoop", "MonarchWire", logging]),
+        .target(name: "MonarchWorker", dependencies: ["Monarch", "MonarchLoop", "MonarchWire", argumentParser, logging]),
 
         // The client side of the wire protocol (the CLI and Swift programs use it).
         .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchWire"]),

@@ -1,0 +1,56 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import MonarchConfig
+import MonarchWire
+
+/// Options every subcommand that reads the configuration shares.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "The configuration file (default: the embedded default configuration).")
+    var config: String?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    /// The configuration file's contents, or the embedded default (relative paths against the
+    /// current directory).
+    func loadConfiguration() throws -> Configuration {
+        guard let config else { return Configuration.defaultConfiguration(baseDirectory: currentDirectory()) }
+        do {
+            return try Configuration.load(file: config)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    /// Sends logs to standard error at the chosen level.
+    func bootstrapLogging() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "monarch")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// The process's working directory.
+func currentDirectory() -> String {
+    guard let path = getcwd(nil, 0) else { return "." }
+    defer { free(path) }
+    return String(cString: path)
+}
+
+/// The folder this executable lives in (where the worker executables are built beside it).
+func executableDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard length > 0 else { return "." }
+    let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+}

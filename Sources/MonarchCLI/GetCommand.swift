@@ -1,0 +1,105 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchConfig
+import MonarchWire
+
+/// `monarch get`: one request through the cluster.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Fetch one resource through the coordinator and print its body.",
+        discussion: """
+            The coordinator's address comes from --address, else MONARCH_ADDRESS, else the \
+            first client address of --config (or of the embedded default configuration). \
+            When no provider answers, prints the aggregated error on standard error and exits 1; \
+            when the coordinator cannot be reached, exits 2.
+            """
+    )
+
+    @Argument(help: "The resource's path, such as docs/hello.txt (a leading / or a full URL also work).")
+    var path: String
+
+    @Option(help: "The domain whose chain serves the request (default: the route's).")
+    var domain: String?
+
+    @Option(help: "Cache policy: cacheFirst, networkFirst, cacheThenRefresh or noCache.")
+    var policy: CachePolicy?
+
+    @Option(help: "How long to wait for an answer, such as 500ms or 5s (default: the route's, else 30s).")
+    var deadline: String?
+
+    @Flag(help: "Print one JSON object: status, source, headers, body (or bodyBase64), or the error.")
+    var json = false
+
+    @Option(help: "The coordinator's address: unix:PATH or tcp:HOST:PORT.")
+    var address: String?
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let target = try coordinatorAddress()
+        var request = Request(path: path, policy: policy)
+        if let deadline {
+            guard let duration = parseDuration(deadline) else {
+                throw ValidationError("--deadline: expected a duration such as 500ms or 5s, got \"\(deadline)\"")
+            }
+            request.deadline = duration
+        }
+        let token = ProcessEnvironment.value(of: "MONARCH_TOKEN")
+        let client: MonarchClient
+        do {
+            client = try await MonarchClient.connect(to: target, token: token)
+        } catch {
+            try GetOutput.report(error, json: json)
+            throw ExitCode(2)
+        }
+        defer { Task { await client.close() } }
+        do {
+            let response = try await client.perform(request, domain: domain)
+            await client.close()
+            try GetOutput.print(response, json: json)
+        } catch {
+            await client.close()
+            try GetOutput.report(error, json: json)
+            if case .chain = error { throw ExitCode.failure }
+            throw ExitCode(2)
+        }
+    }
+
+    /// `--address`, else `MONARCH_ADDRESS`, else the configuration's first client address.
+    private func coordinatorAddress() throws -> SocketAddress {
+        let text: String
+        if let address {
+            text = address
+        } else if let fromEnvironment = ProcessEnvironment.value(of: "MONARCH_ADDRESS"), !fromEnvironment.isEmpty {
+            text = fromEnvironment
+        } else {
+            return try options.loadConfiguration().listen.clients[0]
+        }
+        do {
+            return try SocketAddress(parsing: text)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}
+
+extension CachePolicy: @retroactive ExpressibleByArgument {}
+
+/// Reads this process's environment.
+enum ProcessEnvironment {
+    /// The value of the variable `name`, if set.
+    static func value(of name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}

@@ -1,0 +1,68 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+
+/// How `monarch get` prints answers and errors.
+enum GetOutput {
+    /// The JSON form of a response.
+    struct ResponseJSON: Encodable {
+        var status: Int
+        var source: String?
+        var headers: [String: String]
+        var body: String?
+        var bodyBase64: String?
+        var stale: Bool
+        var ageMs: UInt64?
+    }
+
+    /// The JSON form of an error.
+    struct ErrorJSON: Encodable {
+        var error: FailureMessage.Detail
+    }
+
+    /// Prints the body raw, or the response as one JSON object.
+    static func print(_ response: Response, json: Bool) throws {
+        guard json else {
+            response.body.withUnsafeBytes { bytes in
+                _ = fwrite(bytes.baseAddress, 1, bytes.count, stdout)
+            }
+            fflush(stdout)
+            return
+        }
+        let text = String(bytes: response.body, encoding: .utf8)
+        write(ResponseJSON(
+            status: response.status, source: response.source, headers: response.headers,
+            body: text, bodyBase64: text == nil ? response.body.base64EncodedString() : nil,
+            stale: response.stale, ageMs: response.age?.wholeMilliseconds))
+    }
+
+    /// Prints `error` on standard error, and as JSON on standard output with `--json`.
+    static func report(_ error: MonarchClientError, json: Bool) throws {
+        fputs("monarch get: \(error)\n", stderr)
+        guard json else { return }
+        let detail: FailureMessage.Detail
+        switch error {
+        case .chain(let chain): detail = chain.detail
+        case .cannotConnect(let why): detail = .init(code: "cannotConnect", message: why)
+        case .connectionLost(let why): detail = .init(code: "connectionLost", message: why)
+        case .adminFailed(let why): detail = .init(code: "adminFailed", message: why)
+        }
+        write(ErrorJSON(error: detail))
+    }
+
+    private static func write(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        Swift.print(String(decoding: data, as: UTF8.self))
+        fflush(stdout)
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `monarch`: runs and queries a Monarch cluster.
+@main
+struct MonarchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monarch",
+        abstract: "Request-based resource fetching: run a cluster and ask it for resources.",
+        subcommands: [UpCommand.self, GetCommand.self]
+    )
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import MonarchCoordinator
+
+/// `monarch up`: the coordinator and its workers in the foreground.
+struct UpCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "up",
+        abstract: "Launch the cluster in the foreground: the coordinator and the configured workers.",
+        discussion: """
+            Prints a line containing "ready" once every configured worker has registered. \
+            SIGINT or SIGTERM drains the requests in flight, then stops every worker; a second \
+            signal stops at once.
+            """
+    )
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let configuration = try options.loadConfiguration()
+        let logger = options.bootstrapLogging()
+        let cluster = LocalCluster(
+            configuration: configuration, executableDirectory: executableDirectory(), logger: logger)
+        do {
+            try await cluster.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}

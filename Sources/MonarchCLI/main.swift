@@ -1,1 +1,0 @@
-print("monarch: not built yet")

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import MonarchConfig
+import MonarchLoop
+import MonarchWire
+
+/// A whole cluster in the foreground (`monarch up`): the coordinator, and the workers the
+/// configuration asks for as child processes.
+///
+/// Prints a line containing `ready` once every configured worker has registered. The first
+/// SIGINT or SIGTERM drains: no new requests, the requests in flight are answered (within the
+/// default deadline), then every worker is stopped; a second signal stops at once. Workers exit
+/// by themselves when the coordinator's connection closes, so even a coordinator killed with
+/// SIGKILL leaves no worker behind.
+public final class LocalCluster: Sendable {
+    private enum Stop: Sendable {
+        case drain
+        case now
+        case failed(ClusterError)
+    }
+
+    /// The configuration the cluster runs.
+    public let configuration: Configuration
+    /// Where the worker executables are (`monarch-bundle-worker`, …).
+    public let executableDirectory: String
+    private let logger: Logger
+    private let announce: @Sendable (String) -> Void
+
+    /// A cluster for `configuration` whose workers start from `executableDirectory`;
+    /// `announce` prints the ready line (stdout by default).
+    public init(
+        configuration: Configuration, executableDirectory: String, logger: Logger,
+        announce: @escaping @Sendable (String) -> Void = { line in
+            print(line)
+            fflush(stdout)
+        }
+    ) {
+        self.configuration = configuration
+        self.executableDirectory = executableDirectory
+        self.logger = logger
+        self.announce = announce
+    }
+
+    /// Runs the cluster until a signal stops it (returns) or it cannot run (throws).
+    ///
+    /// - Throws: ``ClusterError`` when an address cannot be bound, a worker cannot be started
+    ///   or exits before registering, or the configuration's routes are invalid.
+    public func run() async throws(ClusterError) {
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "monarch-up")
+        } catch {
+            throw ClusterError("cannot start the event loop: \(error)")
+        }
+        defer { _ = loop.shutdown() }
+        let (stops, stop) = AsyncStream<Stop>.makeStream()
+        let started: Result<(Coordinator, Supervisor, [LoopSignal]), ClusterError>
+        do {
+            started = try await loop.submit { [self] in Result { () throws(ClusterError) in try start(on: loop, stop: stop) } }
+        } catch {
+            throw ClusterError("the event loop stopped: \(error)")
+        }
+        let (coordinator, supervisor, signals) = try started.get()
+
+        var reason: Stop = .drain
+        for await next in stops {
+            reason = next
+            break
+        }
+        switch reason {
+        case .drain:
+            logger.info("stopping: answering the requests in flight (second signal stops at once)")
+            let now = Task {
+                for await next in stops {
+                    if case .now = next { return }
+                }
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await coordinator.drain(timeout: self.configuration.defaultTimeout) }
+                group.addTask { await now.value }
+                await group.next()
+                group.cancelAll()
+                now.cancel()
+            }
+        case .now, .failed:
+            break
+        }
+        try? await loop.submit { coordinator.close() }
+        await supervisor.stopAll(grace: .seconds(5))
+        try? await loop.submit { for signal in signals { signal.close() } }
+        stop.finish()
+        if case .failed(let error) = reason { throw error }
+        logger.info("stopped")
+    }
+
+    /// Listens, starts the workers, watches the signals. Loop thread.
+    private func start(
+        on loop: EventLoop, stop: AsyncStream<Stop>.Continuation
+    ) throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
+        let coordinator: Coordinator
+        do {
+            coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
+            try coordinator.start()
+        } catch let error as ConfigError {
+            throw ClusterError("invalid configuration: \(error)")
+        } catch {
+            throw ClusterError("cannot listen: \(error)")
+        }
+        let launches = WorkerLaunch.all(
+            for: configuration, coordinator: coordinator.workerAddress!, executableDirectory: executableDirectory)
+        // Workers inherit the environment; the token reaches them there, never on a command line.
+        if let token = configuration.token { setenv("MONARCH_TOKEN", token, 1) }
+        let supervisor = Supervisor(launches: launches, environment: nil, loop: loop, logger: logger)
+        supervisor.onStartupExit = { launch, exit in
+            stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
+        }
+        var registered = 0
+        let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
+            + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
+        coordinator.onWorkerRegistered = { [announce] _ in
+            registered += 1
+            if registered == launches.count, !supervisor.started {
+                supervisor.started = true
+                announce(readyLine)
+            }
+        }
+        var signals: [LoopSignal] = []
+        do {
+            var received = 0
+            for number in [SIGINT, SIGTERM] {
+                signals.append(try LoopSignal(number, on: loop) {
+                    received += 1
+                    stop.yield(received == 1 ? .drain : .now)
+                })
+            }
+            try supervisor.launchAll()
+        } catch let error as ClusterError {
+            coordinator.close()
+            throw error
+        } catch {
+            coordinator.close()
+            throw ClusterError("cannot watch signals: \(error)")
+        }
+        if launches.isEmpty {
+            supervisor.started = true
+            announce(readyLine)
+        }
+        return (coordinator, supervisor, signals)
+    }
+}

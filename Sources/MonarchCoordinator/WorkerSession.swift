@@ -1,0 +1,129 @@
+import Logging
+import Monarch
+import MonarchLoop
+import MonarchWire
+
+/// The coordinator's side of one registered worker's connection: requests go out with ids of
+/// the coordinator's own, answers come back matched by id. Loop thread only.
+final class WorkerSession: @unchecked Sendable {
+    /// How one forwarded request ended.
+    enum Reply: Sendable {
+        /// The worker answered (a response, a miss or a failure).
+        case answered(ProviderOutcome)
+        /// The worker was lost before it answered; the request may be tried elsewhere.
+        case lost(String)
+    }
+
+    /// The coordinator's id for the worker (`bundle-1`).
+    let id: String
+    /// What the worker said in its `hello`.
+    let hello: Hello
+    let connection: FrameConnection
+    private let logger: Logger
+    private var nextID: MessageID = 1
+    /// Callers waiting for an answer, by request id.
+    private var waiting: [MessageID: CheckedContinuation<Reply, Never>] = [:]
+    /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
+    private(set) var outstanding: Set<MessageID> = []
+    /// Requests forwarded so far.
+    private(set) var forwarded = 0
+    /// Answers received so far.
+    private(set) var answered = 0
+    /// Why the connection ended, once it has.
+    private(set) var lostReason: String?
+    /// Called once when the connection ends.
+    var onLost: ((WorkerSession) -> Void)?
+
+    init(id: String, hello: Hello, connection: FrameConnection, logger: Logger) {
+        self.id = id
+        self.hello = hello
+        self.connection = connection
+        self.logger = logger
+        connection.onMessage = { [unowned self] message in received(message) }
+        connection.onEnd = { [self] end in ended(end) }
+    }
+
+    /// The worker's kind.
+    var kind: String { hello.kind ?? "worker" }
+
+    /// Forwards `request` and waits for the worker's answer. A cancelled caller gets a
+    /// `cancelled` failure at once and the worker gets a `cancel`. Runs on the loop.
+    func forward(_ request: Request) async -> Reply {
+        connection.loop.preconditionInEventLoop()
+        if let lostReason { return .lost(lostReason) }
+        let id = nextID
+        nextID += 1
+        do {
+            try connection.send(.request(request.message(id: id)))
+        } catch {
+            return .answered(.failure(ProviderFailure(code: "requestTooLarge", message: "\(error)")))
+        }
+        outstanding.insert(id)
+        forwarded += 1
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if let lostReason {
+                    continuation.resume(returning: .lost(lostReason))
+                } else if Task.isCancelled {
+                    cancel(id)
+                    continuation.resume(returning: .answered(.failure(.cancelled)))
+                } else {
+                    waiting[id] = continuation
+                }
+            }
+        } onCancel: {
+            connection.loop.execute { [self] in
+                guard let continuation = waiting.removeValue(forKey: id) else { return }
+                cancel(id)
+                continuation.resume(returning: .answered(.failure(.cancelled)))
+            }
+        }
+    }
+
+    /// Asks the worker to stop working on request `id`; its final answer is still expected.
+    private func cancel(_ id: MessageID) {
+        try? connection.send(.cancel(CancelMessage(id: id)))
+    }
+
+    private func received(_ message: WireMessage) {
+        let outcome: ProviderOutcome
+        switch message {
+        case .response(let response): outcome = .response(Response(response))
+        case .miss(let miss): outcome = .miss(reason: miss.reason)
+        case .failure(let failure):
+            outcome = .failure(ProviderFailure(code: failure.error.code, message: failure.error.message))
+        case .pong, .result:
+            return
+        case .error(let error):
+            logger.error("worker \(id) reported a protocol error: \(error.code.rawValue): \(error.message)")
+            return
+        default:
+            connection.fail(ProtocolError(.unexpectedMessage, "a worker does not send \(message.type) messages"))
+            return
+        }
+        let id = message.id!
+        guard outstanding.remove(id) != nil else {
+            connection.fail(ProtocolError(.unexpectedMessage, "no request \(id) is in flight on this connection", id: id))
+            return
+        }
+        answered += 1
+        waiting.removeValue(forKey: id)?.resume(returning: .answered(outcome))
+    }
+
+    private func ended(_ end: FrameConnection.End) {
+        let reason = "worker \(id) (pid \(hello.pid.map(String.init) ?? "?")) disconnected: \(end)"
+        lostReason = reason
+        let stranded = waiting
+        waiting.removeAll()
+        outstanding.removeAll()
+        if !stranded.isEmpty {
+            logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
+        } else {
+            logger.info("\(reason)")
+        }
+        for continuation in stranded.values { continuation.resume(returning: .lost(reason)) }
+        let onLost = self.onLost
+        self.onLost = nil
+        onLost?(self)
+    }
+}

@@ -1,0 +1,36 @@
+import MonarchWire
+
+/// What a worker has done since it started, as it reports it in answer to `status`.
+public struct WorkerCounters: Sendable, Equatable {
+    /// Requests received.
+    public var requests = 0
+    /// Requests answered with a response.
+    public var responses = 0
+    /// Requests answered with a miss.
+    public var misses = 0
+    /// Requests answered with a failure (cancelled ones included).
+    public var failures = 0
+    /// Requests the coordinator cancelled.
+    public var cancels = 0
+    /// Requests being served now.
+    public var inFlight = 0
+
+    /// The counters as a `result` message's data.
+    public var resultData: [String: JSONValue] {
+        [
+            "requests": .integer(Int64(requests)), "responses": .integer(Int64(responses)),
+            "misses": .integer(Int64(misses)), "failures": .integer(Int64(failures)),
+            "cancels": .integer(Int64(cancels)), "inFlight": .number(Double(inFlight)),
+        ]
+    }
+
+    /// Counts an answer about to be sent.
+    mutating func count(_ answer: WireMessage) {
+        inFlight -= 1
+        switch answer {
+        case .response: responses += 1
+        case .miss: misses += 1
+        default: failures += 1
+        }
+    }
+}

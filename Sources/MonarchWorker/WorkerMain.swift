@@ -1,0 +1,56 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import MonarchLoop
+import MonarchWire
+
+/// What every worker executable's `main` does once its provider is ready.
+public enum WorkerMain {
+    /// Serves `runtime` until the coordinator closes the connection; SIGTERM and SIGINT drain
+    /// it first.
+    ///
+    /// - Throws: `ExitCode.failure` (after logging why) when the coordinator cannot be reached
+    ///   or the connection fails.
+    public static func serve(_ runtime: WorkerRuntime, coordinator address: SocketAddress, logger: Logger) async throws {
+        let signals: [LoopSignal] = try await runtime.loop.submit {
+            try [SIGTERM, SIGINT].map { number in
+                try LoopSignal(number, on: runtime.loop) {
+                    logger.info("stopping: finishing the requests in flight")
+                    Task { await runtime.drain() }
+                }
+            }
+        }
+        defer { runtime.loop.execute { for signal in signals { signal.close() } } }
+        do {
+            try await runtime.run(coordinator: address)
+            logger.info("the coordinator closed the connection; exiting")
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Logging and environment set-up shared by worker executables.
+public enum WorkerLogging {
+    /// Sends logs to standard error, labelled with the worker's name, at `level` (info when
+    /// the name is not a level).
+    public static func bootstrap(name: String, level: String) -> Logger {
+        let level = Logger.Level(rawValue: level) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: name)
+    }
+
+    /// The value of environment variable `name`, if set and not empty.
+    public static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+}

@@ -1,0 +1,166 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Monarch
+import MonarchLoop
+import MonarchWire
+import Synchronization
+
+/// Serves one provider as a worker process: dials in to the coordinator, registers its kind,
+/// answers each request the coordinator forwards, many at once, until the coordinator closes
+/// the connection.
+///
+/// Every request gets exactly one answer (a `cancel` makes the provider's task cancelled; its
+/// answer, usually a `cancelled` failure, is still sent). A worker asked to stop (``drain()``)
+/// answers new requests with an `unavailable` failure, so the coordinator retries them on
+/// another worker, and closes once the requests it runs are answered.
+public final class WorkerRuntime: Sendable {
+    /// Who the worker is.
+    public let identity: WorkerIdentity
+    /// What answers the requests.
+    public let provider: any RequestProvider
+    /// The loop the worker's connection and tasks run on.
+    public let loop: EventLoop
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var tasks: [MessageID: Task<Void, Never>] = [:]
+        /// Requests answered before their task was recorded in `tasks`.
+        var answeredEarly: Set<MessageID> = []
+        var counters = WorkerCounters()
+        var draining = false
+        var connection: AsyncFrameConnection?
+    }
+
+    /// A runtime serving `provider` as `identity` on `loop`.
+    public init(identity: WorkerIdentity, provider: any RequestProvider, loop: EventLoop, logger: Logger) {
+        self.identity = identity
+        self.provider = provider
+        self.loop = loop
+        self.logger = logger
+    }
+
+    /// What the worker has done so far.
+    public var counters: WorkerCounters { state.withLock { $0.counters } }
+
+    /// Connects to the coordinator at `address`, registers, and serves until the coordinator
+    /// closes the connection (returns) or the connection fails (throws).
+    ///
+    /// - Throws: ``WorkerError``.
+    public func run(coordinator address: SocketAddress) async throws(WorkerError) {
+        let connection: AsyncFrameConnection
+        do {
+            connection = try await AsyncFrameConnection.connect(to: address, on: loop)
+        } catch {
+            throw .cannotConnect(address, "\(error)")
+        }
+        let welcome = try await register(on: connection)
+        logger.info("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name)")
+        state.withLock { $0.connection = connection }
+        defer { state.withLock { $0.connection = nil } }
+        do {
+            while let message = try await connection.nextMessage() {
+                await handle(message, on: connection)
+            }
+        } catch {
+            cancelAll()
+            throw .connectionFailed("\(error)")
+        }
+        cancelAll()
+    }
+
+    /// Stops taking requests and closes the connection once the requests in flight are
+    /// answered (or after `timeout`); ``run(coordinator:)`` then returns.
+    public func drain(timeout: Duration = .seconds(10)) async {
+        state.withLock { $0.draining = true }
+        let start = ContinuousClock.now
+        while state.withLock({ !$0.tasks.isEmpty }), ContinuousClock.now - start < timeout {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        await state.withLock { $0.connection }?.close()
+    }
+
+    private func register(on connection: AsyncFrameConnection) async throws(WorkerError) -> Welcome {
+        do {
+            try await connection.send(.hello(identity.hello(pid: Int(getpid()))))
+            switch try await connection.nextMessage() {
+            case .welcome(let welcome): return welcome
+            case .error(let error): throw WorkerError.refused("\(error.code.rawValue): \(error.message)")
+            case let other?: throw WorkerError.refused("expected welcome, got \(other.type)")
+            case nil: throw WorkerError.refused("the coordinator closed the connection")
+            }
+        } catch let error as WorkerError {
+            throw error
+        } catch {
+            throw .refused("\(error)")
+        }
+    }
+
+    private func handle(_ message: WireMessage, on connection: AsyncFrameConnection) async {
+        switch message {
+        case .request(let request):
+            start(request, on: connection)
+        case .cancel(let cancel):
+            let task = state.withLock { state -> Task<Void, Never>? in
+                guard let task = state.tasks[cancel.id] else { return nil }
+                state.counters.cancels += 1
+                return task
+            }
+            task?.cancel()
+        case .ping(let ping):
+            try? await connection.send(.pong(PongMessage(id: ping.id)))
+        case .status(let status):
+            try? await connection.send(.result(ResultMessage(id: status.id, data: counters.resultData)))
+        case .error(let error):
+            logger.error("the coordinator reported a protocol error: \(error.code.rawValue): \(error.message)")
+        default:
+            logger.warning("ignoring an unexpected \(message.type) message from the coordinator")
+        }
+    }
+
+    private func start(_ message: RequestMessage, on connection: AsyncFrameConnection) {
+        let id = message.id
+        let refusal: WireMessage? = state.withLock { state in
+            state.counters.requests += 1
+            state.counters.inFlight += 1
+            if state.draining {
+                return .failure(FailureMessage(id: id, error: .init(code: "unavailable", message: "the worker is stopping")))
+            }
+            if state.tasks[id] != nil {
+                return .failure(FailureMessage(id: id, error: .init(code: "badRequest", message: "request id \(id) is already in flight")))
+            }
+            return nil
+        }
+        if let refusal {
+            state.withLock { $0.counters.count(refusal) }
+            Task(executorPreference: loop) { try? await connection.send(refusal) }
+            return
+        }
+        let provider = self.provider
+        let source = identity.kind
+        let task = Task(executorPreference: loop) {
+            let outcome = await provider.perform(Request(message))
+            let answer = outcome.message(id: id, source: source)
+            self.state.withLock { state in
+                if state.tasks.removeValue(forKey: id) == nil { state.answeredEarly.insert(id) }
+                state.counters.count(answer)
+            }
+            try? await connection.send(answer)
+        }
+        state.withLock { state in
+            // A fast provider may have answered before its task could be recorded.
+            if state.answeredEarly.remove(id) == nil { state.tasks[id] = task }
+        }
+    }
+
+    private func cancelAll() {
+        let tasks = state.withLock { state in
+            let tasks = Array(state.tasks.values)
+            state.tasks.removeAll()
+            return tasks
+        }
+        for task in tasks { task.cancel() }
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import MonarchBundle
+import MonarchLoop
+import MonarchWire
+import MonarchWorker
+
+/// `monarch-bundle-worker`: serves a folder's files to a Monarch coordinator.
+@main
+struct BundleWorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monarch-bundle-worker",
+        abstract: "Serve the files under a folder to a Monarch coordinator, as a worker of kind bundle.",
+        discussion: "Exits when the coordinator closes the connection; SIGTERM or SIGINT finishes the requests in flight first."
+    )
+
+    @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
+    var coordinator: String
+
+    @Option(help: "The bundle folder.")
+    var root: String
+
+    @Option(help: "The worker's name in logs and status reports.")
+    var name: String = "bundle"
+
+    @Option(help: "Simulated latency in milliseconds before every answer (fixtures that behave like a slow network).")
+    var latencyMs: UInt64 = 0
+
+    @Option(help: "The largest file served, in bytes.")
+    var maxFileBytes: Int = 12 << 20
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let logger = WorkerLogging.bootstrap(name: name, level: logLevel)
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(parsing: coordinator)
+        } catch {
+            throw ValidationError("--coordinator: \(error)")
+        }
+        let loop = try EventLoop(name: "monarch-bundle-worker")
+        defer { _ = loop.shutdown() }
+        let store: BundleStore
+        do {
+            store = try await BundleStore(root: root, on: loop, maxFileBytes: maxFileBytes)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+        let runtime = WorkerRuntime(
+            identity: WorkerIdentity(kind: "bundle", name: name, token: WorkerLogging.environment("MONARCH_TOKEN")),
+            provider: BundleProvider(store: store, latency: .milliseconds(Int64(clamping: latencyMs))),
+            loop: loop, logger: logger)
+        logger.info("serving \(store.root)")
+        try await WorkerMain.serve(runtime, coordinator: address, logger: logger)
+    }
+}

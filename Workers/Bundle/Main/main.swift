@@ -1,1 +1,0 @@
-print("monarch-bundle-worker: not built yet")
