@@ -149,17 +149,21 @@ func listing(_ words: [String], conjunction: String) -> String {
     return words.dropLast().joined(separator: ", ") + " \(conjunction) " + last
 }
 
-/// The Levenshtein distance between two strings, counted in characters.
+/// The edit distance between two strings in characters, counting an insertion, a deletion,
+/// a substitution or a swap of two neighbours as one edit (optimal string alignment).
 func editDistance(_ a: String, _ b: String) -> Int {
-    let b = Array(b)
-    var previous = Array(0...b.count)
-    for (i, characterOfA) in a.enumerated() {
-        var current = [i + 1]
-        for (j, characterOfB) in b.enumerated() {
-            let substitution = previous[j] + (characterOfA == characterOfB ? 0 : 1)
-            current.append(min(previous[j + 1] + 1, current[j] + 1, substitution))
+    let a = Array(a), b = Array(b)
+    var distance = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { distance[i][0] = i }
+    for j in 0...b.count { distance[0][j] = j }
+    for i in stride(from: 1, through: a.count, by: 1) {
+        for j in stride(from: 1, through: b.count, by: 1) {
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            distance[i][j] = min(distance[i - 1][j] + 1, distance[i][j - 1] + 1, distance[i - 1][j - 1] + cost)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                distance[i][j] = min(distance[i][j], distance[i - 2][j - 2] + 1)
+            }
         }
-        previous = current
     }
-    return previous[b.count]
+    return distance[a.count][b.count]
 }
