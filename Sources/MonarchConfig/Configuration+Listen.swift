@@ -1,0 +1,78 @@
+import MonarchWire
+
+/// The listeners of a configuration with the nodes they came from, for later checks.
+struct Listeners {
+    /// One listener and its node.
+    struct Entry {
+        /// The parsed address.
+        let address: SocketAddress
+        /// Where it was written.
+        let node: ConfigNode
+    }
+
+    /// `listen.clients`, in order.
+    let clients: [Entry]
+    /// `listen.workers`.
+    let workers: Entry
+
+    /// Clients first, then workers.
+    var all: [Entry] { clients + [workers] }
+}
+
+extension Configuration {
+    /// Parses `listen`: `clients` (one address or a list of at least one) and `workers` (one
+    /// address), all distinct, relative Unix paths resolved against the base directory.
+    static func parseListen(_ node: ConfigNode, context: ParseContext) throws(ConfigError) -> Listeners {
+        let listen = try node.mapping(allowedKeys: ["clients", "workers"])
+        let clientsNode = try listen.required("clients", describing: "an address or a list of addresses")
+        let clientNodes: [ConfigNode]
+        if case .sequence = clientsNode.node {
+            clientNodes = try clientsNode.sequence()
+            guard !clientNodes.isEmpty else { throw clientsNode.error("expected at least one address, got an empty list") }
+        } else {
+            clientNodes = [clientsNode]
+        }
+        func entry(_ node: ConfigNode) throws(ConfigError) -> Listeners.Entry {
+            .init(
+                address: try node.address(
+                    baseDirectory: context.baseDirectory,
+                    keepingLongRelativePaths: context.keepingLongRelativeSocketPaths
+                ),
+                node: node
+            )
+        }
+        var clients: [Listeners.Entry] = []
+        for clientNode in clientNodes { clients.append(try entry(clientNode)) }
+        let workers = try entry(listen.required("workers", describing: "an address such as unix:PATH or tcp:HOST:PORT"))
+        let listeners = Listeners(clients: clients, workers: workers)
+        var seen: [SocketAddress: String] = [:]
+        for listener in listeners.all {
+            if let earlier = seen[listener.address] {
+                throw listener.node.error("\(listener.address) is already used by \(earlier)")
+            }
+            seen[listener.address] = listener.node.keyPath
+        }
+        return listeners
+    }
+
+    /// Parses `auth`: the `token`, with `${VAR}` expanded from `environment`.
+    /// - Returns: the token, or `nil` when none is configured.
+    static func parseAuth(_ node: ConfigNode, environment: [String: String]) throws(ConfigError) -> String? {
+        let auth = try node.mapping(allowedKeys: ["token"])
+        guard let tokenNode = auth.optional("token") else { return nil }
+        let token = try expandVariables(in: try tokenNode.string(expecting: "a token string"), from: environment, at: tokenNode)
+        guard !token.isEmpty else { throw tokenNode.error("the token is empty") }
+        return token
+    }
+
+    /// Rejects listeners other machines can reach (see ``isLocal(_:)``) when there is no token.
+    static func requireTokenIfReachable(_ listeners: Listeners, token: String?) throws(ConfigError) {
+        guard token == nil else { return }
+        if let exposed = listeners.all.first(where: { !isLocal($0.address) }) {
+            throw exposed.node.error(
+                "\(exposed.address) can be reached from other machines, so auth.token is required "
+                    + "(for example token: ${MONARCH_TOKEN}); listen on 127.0.0.1 or a Unix socket otherwise"
+            )
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import MonarchWire
+import Yams
+
+/// What parsing needs besides the text.
+struct ParseContext {
+    /// The absolute directory relative paths are resolved against.
+    var baseDirectory: String
+    /// The file name put into errors.
+    var fileName: String?
+    /// Where `${VAR}` in `auth.token` is looked up.
+    var environment: [String: String]
+    /// Keep relative Unix socket paths relative when their absolute form is too long (the
+    /// embedded default only; see ``ConfigNode/address(baseDirectory:keepingLongRelativePaths:)``).
+    var keepingLongRelativeSocketPaths = false
+}
+
+extension Configuration {
+    /// The top-level keys of a configuration file, in the order errors list them.
+    public static let topLevelKeys = ["listen", "auth", "domains", "routes", "workers", "limits"]
+
+    /// Reads and parses the configuration file at `path`.
+    ///
+    /// Relative paths inside the file are resolved against the file's own directory (made
+    /// absolute against the working directory), and errors name the file as `path` was given.
+    /// - Parameter environment: where `${VAR}` in `auth.token` is looked up.
+    /// - Throws: ``ConfigError`` when the file cannot be read or breaks any rule of
+    ///   ``parse(yaml:baseDirectory:fileName:environment:)``.
+    public static func load(
+        file path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> Configuration {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ConfigError(file: path, keyPath: "", problem: "no such file")
+        }
+        guard !isDirectory.boolValue else { throw ConfigError(file: path, keyPath: "", problem: "is a directory, not a file") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError(file: path, keyPath: "", problem: "cannot read the file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, keyPath: "", problem: "the file is not UTF-8 text")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        return try parse(
+            yaml: text, baseDirectory: directory.isEmpty ? "." : directory, fileName: path, environment: environment
+        )
+    }
+
+    /// Parses and validates configuration YAML.
+    ///
+    /// The rules, each broken one reported as a ``ConfigError`` with key path and line:
+    /// - The document is a mapping with the keys ``topLevelKeys``; `listen` and `domains` are
+    ///   required. Unknown keys at any level are errors that list the expected keys, and a value
+    ///   of the wrong shape says what was expected ("expected a list, got a mapping").
+    /// - `listen.clients` is one address or a list of at least one; `listen.workers` is one
+    ///   address; all are distinct. Addresses are `unix:PATH` or `tcp:HOST:PORT`; relative Unix
+    ///   paths are resolved against `baseDirectory`.
+    /// - `auth.token` may use `${VAR}`, expanded from `environment` (an unset variable is an
+    ///   error); a TCP listener that is not local (see ``isLocal(_:)``) requires a token.
+    /// - `domains` is an ordered mapping of domain name to a list of at least one provider kind,
+    ///   none twice; names and kinds match `[a-z][a-z0-9-]*`, and each kind is a configured
+    ///   worker kind or one of ``knownWorkerKinds``.
+    /// - `routes` is a list; each route needs `match` and a `domain` from `domains`, and may
+    ///   have `where` (parameter → regular expression that compiles), `upstream`, `ttl` and
+    ///   `timeout` (durations above zero) and `policy` (a ``CachePolicy`` name).
+    /// - `workers` maps a kind from ``knownWorkerKinds`` to its settings: `count` (a whole
+    ///   number ≥ 0, default 1) and, for `bundle`, `root` (required, resolved) and `latency`
+    ///   (duration, default 0); for `cache`, `store` (`sqlite:PATH`, resolved) and `memory`
+    ///   (byte size); for `network`, `allow` (a list of `host:port`).
+    /// - `limits.timeout` (a duration above zero, default ``standardTimeout``) and
+    ///   `limits.maxFrame` (a byte size from 1 to ``maxFrameBytesLimit``, default
+    ///   ``standardMaxFrameBytes``).
+    ///
+    /// An empty (null) value counts as absent, and an empty worker entry (`cache:`) takes
+    /// every default.
+    /// - Parameters:
+    ///   - yaml: the text.
+    ///   - baseDirectory: the directory relative paths are resolved against (itself resolved
+    ///     against the working directory when relative).
+    ///   - fileName: the name put into errors.
+    ///   - environment: where `${VAR}` in `auth.token` is looked up.
+    public static func parse(
+        yaml: String, baseDirectory: String, fileName: String? = nil, environment: [String: String] = [:]
+    ) throws(ConfigError) -> Configuration {
+        let context = ParseContext(
+            baseDirectory: resolvePath(baseDirectory, against: currentDirectory()),
+            fileName: fileName, environment: environment
+        )
+        return try parse(yaml: yaml, context: context)
+    }
+
+    /// Parses `yaml` under `context`; the rules are those of ``parse(yaml:baseDirectory:fileName:environment:)``.
+    static func parse(yaml: String, context: ParseContext) throws(ConfigError) -> Configuration {
+        let root = try composeDocument(yaml, fileName: context.fileName)
+        let top = try root.mapping(
+            allowedKeys: topLevelKeys, expecting: "a mapping with the keys \(listing(topLevelKeys, conjunction: "and"))"
+        )
+        let listeners = try parseListen(
+            top.required("listen", describing: "the clients and workers addresses"), context: context
+        )
+        let token = try top.optional("auth").flatMap { (node) throws(ConfigError) in
+            try parseAuth(node, environment: context.environment)
+        }
+        try requireTokenIfReachable(listeners, token: token)
+        let limits = try top.optional("limits").map { (node) throws(ConfigError) in try parseLimits(node) }
+            ?? (timeout: standardTimeout, maxFrameBytes: standardMaxFrameBytes)
+        let workers = try top.optional("workers").map { (node) throws(ConfigError) in
+            try parseWorkers(node, context: context)
+        } ?? []
+        let domains = try parseDomains(
+            top.required("domains", describing: "a mapping of domain name to providers, such as static: [bundle]"),
+            workerKinds: knownWorkerKinds + workers.map(\.kind)
+        )
+        let routes = try top.optional("routes").map { (node) throws(ConfigError) in
+            try parseRoutes(node, domains: domains.map(\.name))
+        } ?? []
+        return Configuration(
+            listen: Listen(clients: listeners.clients.map(\.address), workers: listeners.workers.address),
+            token: token, domains: domains, routes: routes, workers: workers,
+            defaultTimeout: limits.timeout, maxFrameBytes: limits.maxFrameBytes
+        )
+    }
+
+    /// The document's root node.
+    /// - Throws: YAML syntax errors and duplicate keys (with their line), and an empty document.
+    private static func composeDocument(_ yaml: String, fileName: String?) throws(ConfigError) -> ConfigNode {
+        let root: Yams.Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw ConfigError(yamlError: error, fileName: fileName)
+        } catch {
+            throw ConfigError(file: fileName, keyPath: "", problem: "invalid YAML: \(error)")
+        }
+        guard let root else {
+            throw ConfigError(
+                file: fileName, keyPath: "",
+                problem: "the configuration is empty; expected at least listen and domains"
+            )
+        }
+        return ConfigNode(node: root, keyPath: "", fileName: fileName)
+    }
+}
+
+extension ConfigError {
+    /// A YAML syntax error as a configuration error at its line.
+    init(yamlError: YamlError, fileName: String?) {
+        switch yamlError {
+        case .scanner(let context, let problem, let mark, _),
+             .parser(let context, let problem, let mark, _),
+             .composer(let context, let problem, let mark, _):
+            let detail = context.map { " \($0.text)" } ?? ""
+            self.init(file: fileName, line: mark.line, keyPath: "", problem: "invalid YAML: \(problem)\(detail)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = listing(duplicates.map { "\"\($0)\"" }, conjunction: "and")
+            self.init(
+                file: fileName, line: context.mark.line, keyPath: "",
+                problem: "\(keys) appear\(duplicates.count == 1 ? "s" : "") more than once in one mapping"
+            )
+        case .reader(let problem, _, _, _):
+            self.init(file: fileName, keyPath: "", problem: "invalid YAML text: \(problem)")
+        default:
+            self.init(file: fileName, keyPath: "", problem: "invalid YAML: \(yamlError)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import MonarchWire
+
+extension Configuration {
+    /// The keys a route may have.
+    static let routeKeys = ["match", "where", "domain", "upstream", "ttl", "timeout", "policy"]
+
+    /// Parses `routes`: a list of routes, each naming one of `domains`.
+    static func parseRoutes(_ node: ConfigNode, domains: [String]) throws(ConfigError) -> [Route] {
+        var routes: [Route] = []
+        for item in try node.sequence(expecting: "a list of routes") {
+            routes.append(try parseRoute(item, domains: domains))
+        }
+        return routes
+    }
+
+    /// Parses one route: `match` and `domain` required; `where`, `upstream`, `ttl`, `timeout`
+    /// and `policy` optional.
+    private static func parseRoute(_ node: ConfigNode, domains: [String]) throws(ConfigError) -> Route {
+        let fields = try node.mapping(allowedKeys: routeKeys, expecting: "a route mapping with match and domain")
+        let match = try fields.required("match", describing: "a path pattern such as users/:id")
+            .nonEmptyString(expecting: "a path pattern such as users/:id")
+        let domainNode = try fields.required("domain", describing: "one of the domains (\(listing(domains, conjunction: "or")))")
+        let domain = try domainNode.string(expecting: "a domain name")
+        guard domains.contains(domain) else {
+            throw domainNode.error(unknownKeyProblem(domain, allowed: domains, noun: "domain"))
+        }
+        var route = Route(match: match, domain: domain)
+        if let whereNode = fields.optional("where") {
+            let constraints = try whereNode.mapping(
+                allowedKeys: nil, expecting: "a mapping of parameter name to regular expression"
+            )
+            for entry in constraints.entries {
+                let pattern = try entry.value.string(expecting: "a regular expression")
+                do {
+                    _ = try Regex(pattern)
+                } catch {
+                    throw entry.value.error("\"\(pattern)\" is not a valid regular expression: \(error)")
+                }
+                route.constraints[entry.key] = pattern
+            }
+        }
+        route.upstream = try fields.optional("upstream")?.nonEmptyString(expecting: "an upstream URL")
+        route.ttl = try fields.optional("ttl")?.positiveDuration()
+        route.timeout = try fields.optional("timeout")?.positiveDuration()
+        if let policyNode = fields.optional("policy") {
+            let names = CachePolicy.allCases.map(\.rawValue)
+            let name = try policyNode.string(expecting: "a cache policy (\(listing(names, conjunction: "or")))")
+            guard let policy = CachePolicy(rawValue: name) else {
+                throw policyNode.error(unknownKeyProblem(name, allowed: names, noun: "cache policy"))
+            }
+            route.policy = policy
+        }
+        return route
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import MonarchConfig
+import MonarchWire
+import Testing
+
+@Suite struct DefaultAndExampleTests {
+    @Test func theDefaultParsesToItsDocumentedShape() {
+        let configuration = Configuration.defaultConfiguration(baseDirectory: "/srv/app")
+        #expect(configuration == Configuration(
+            listen: .init(clients: [.unix(path: "/srv/app/.monarch/monarch.sock")],
+                          workers: .unix(path: "/srv/app/.monarch/workers.sock")),
+            token: nil,
+            domains: [.init(name: "static", providers: ["bundle"])],
+            routes: [.init(match: "...", domain: "static")],
+            workers: [.init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/app/Bundle", latency: .zero))],
+            defaultTimeout: .seconds(30),
+            maxFrameBytes: 16 << 20
+        ))
+    }
+
+    @Test func theDefaultTextIsCommentedYAML() throws {
+        #expect(Configuration.defaultYAML.contains("# "))
+        #expect(try Configuration.parse(yaml: Configuration.defaultYAML, baseDirectory: "/x")
+            == Configuration.defaultConfiguration(baseDirectory: "/x"))
+    }
+
+    @Test func theDefaultNeverFailsEvenUnderAVeryLongWorkingDirectory() {
+        let base = "/" + String(repeating: "a-rather-long-folder-name/", count: 8)
+        let configuration = Configuration.defaultConfiguration(baseDirectory: base)
+        // Too long for a socket address once absolute: the relative path names the same file.
+        #expect(configuration.listen.clients == [.unix(path: ".monarch/monarch.sock")])
+        #expect(configuration.listen.workers == .unix(path: ".monarch/workers.sock"))
+        #expect(configuration.workers.first?.settings == .bundle(root: base + "Bundle", latency: .zero))
+    }
+
+    @Test func aRelativeBaseDirectoryIsTakenFromTheWorkingDirectory() {
+        let configuration = Configuration.defaultConfiguration(baseDirectory: ".")
+        let cwd = FileManager.default.currentDirectoryPath
+        #expect(configuration.workers.first?.settings == .bundle(root: cwd + "/Bundle", latency: .zero))
+    }
+
+    @Test func theExampleMeansExactlyTheDefault() throws {
+        let example = try Configuration.load(file: packageRoot + "/Examples/monarch.yml", environment: [:])
+        #expect(example == Configuration.defaultConfiguration(baseDirectory: packageRoot + "/Examples"))
+    }
+
+    @Test func theExampleBundleServesItsFiles() throws {
+        let bundle = packageRoot + "/Examples/Bundle"
+        let hello = try String(contentsOfFile: bundle + "/hello.txt", encoding: .utf8)
+        #expect(hello == "Hello from the Monarch bundle.\n")
+        let index = try String(contentsOfFile: bundle + "/docs/index.html", encoding: .utf8)
+        #expect(index.contains("<html"))
+        let user = try #require(FileManager.default.contents(atPath: bundle + "/data/users/1.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: user) as? [String: Any])
+        #expect(object["id"] as? Int == 1)
+        #expect(object["name"] is String)
+    }
+}

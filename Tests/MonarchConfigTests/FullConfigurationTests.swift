@@ -1,0 +1,198 @@
+import MonarchConfig
+import MonarchWire
+import Testing
+
+@Suite struct FullConfigurationTests {
+    /// The configuration of DESIGN.md, "Configuration", plus limits.
+    static let designYAML = """
+        listen:
+          clients: [unix:run/monarch.sock, tcp:127.0.0.1:7400]
+          workers: tcp:127.0.0.1:7401
+        auth:
+          token: ${MONARCH_TOKEN}        # required on TCP listeners that are not loopback
+        domains:                         # the domain table: domain -> providers, in order
+          api:    [cache, network]
+          assets: [cache, bundle, network]
+          static: [bundle]
+        routes:                          # path patterns -> domain and per-route options
+          - match: users/:id
+            where: { id: "[0-9]+" }      # optional: each parameter must match the whole pattern
+            domain: api
+            upstream: http://127.0.0.1:8080/users/:id
+            ttl: 60s
+            timeout: 5s
+            policy: cacheFirst             # cacheFirst | networkFirst | cacheThenRefresh | noCache
+          - match: assets/...
+            domain: assets
+            upstream: http://127.0.0.1:8080/assets/...
+          - match: docs/...
+            domain: static
+        workers:
+          cache:   { count: 1, store: sqlite:.monarch/cache.db, memory: 64MB }
+          bundle:  { count: 1, root: Bundle }      # request path docs/a.txt -> Bundle/docs/a.txt
+          network: { count: 2, allow: [127.0.0.1:8080] }
+        limits:
+          timeout: 10s
+          maxFrame: 1MiB
+        """
+
+    @Test func theDesignExampleParsesToTheExpectedValues() throws {
+        let configuration = try Configuration.parse(
+            yaml: Self.designYAML, baseDirectory: "/srv/monarch", fileName: "monarch.yml",
+            environment: ["MONARCH_TOKEN": "s3cret"]
+        )
+        #expect(configuration.listen == .init(
+            clients: [.unix(path: "/srv/monarch/run/monarch.sock"), .tcp(host: "127.0.0.1", port: 7400)],
+            workers: .tcp(host: "127.0.0.1", port: 7401)
+        ))
+        #expect(configuration.token == "s3cret")
+        #expect(configuration.domains == [
+            .init(name: "api", providers: ["cache", "network"]),
+            .init(name: "assets", providers: ["cache", "bundle", "network"]),
+            .init(name: "static", providers: ["bundle"]),
+        ])
+        #expect(configuration.routes == [
+            .init(match: "users/:id", constraints: ["id": "[0-9]+"], domain: "api",
+                  upstream: "http://127.0.0.1:8080/users/:id", ttl: .seconds(60), timeout: .seconds(5),
+                  policy: .cacheFirst),
+            .init(match: "assets/...", domain: "assets", upstream: "http://127.0.0.1:8080/assets/..."),
+            .init(match: "docs/...", domain: "static"),
+        ])
+        #expect(configuration.workers == [
+            .init(kind: "cache", count: 1, settings: .cache(store: "sqlite:/srv/monarch/.monarch/cache.db", memoryBytes: 64 << 20)),
+            .init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/monarch/Bundle", latency: .zero)),
+            .init(kind: "network", count: 2, settings: .network(allow: ["127.0.0.1:8080"])),
+        ])
+        #expect(configuration.defaultTimeout == .seconds(10))
+        #expect(configuration.maxFrameBytes == 1 << 20)
+        #expect(configuration.domain(named: "assets")?.providers.first == "cache")
+        #expect(configuration.workerPool(kind: "network")?.count == 2)
+        #expect(configuration.workerPool(kind: "redis") == nil)
+    }
+
+    @Test func domainsRoutesAndWorkersKeepFileOrder() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen: {clients: unix:c.sock, workers: unix:w.sock}
+            domains: {zeta: [network], alpha: [bundle], mid: [cache, network]}
+            routes:
+              - {match: z/..., domain: zeta}
+              - {match: a/..., domain: alpha}
+              - {match: "...", domain: mid}
+            workers:
+              network: {}
+              bundle: {root: /var/www}
+              cache:
+            """, baseDirectory: "/srv")
+        #expect(configuration.domains.map(\.name) == ["zeta", "alpha", "mid"])
+        #expect(configuration.routes.map(\.match) == ["z/...", "a/...", "..."])
+        #expect(configuration.workers.map(\.kind) == ["network", "bundle", "cache"])
+        #expect(configuration.workers.map(\.settings.kind) == ["network", "bundle", "cache"])
+    }
+
+    @Test func absentAndEmptyValuesTakeTheirDefaults() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen:
+              clients: unix:/run/monarch/c.sock
+              workers: unix:/run/monarch/w.sock
+            auth:
+            domains:
+              api: [cache, network]
+            routes:
+              - match: users/:id
+                domain: api
+                upstream: ~
+                where: {}
+            workers:
+              cache:
+              network: {count: 0}
+            limits: {}
+            """, baseDirectory: "/srv")
+        #expect(configuration.listen.clients == [.unix(path: "/run/monarch/c.sock")])
+        #expect(configuration.token == nil)
+        #expect(configuration.routes == [.init(match: "users/:id", domain: "api")])
+        #expect(configuration.workers == [
+            .init(kind: "cache", count: 1, settings: .cache(store: nil, memoryBytes: nil)),
+            .init(kind: "network", count: 0, settings: .network(allow: [])),
+        ])
+        #expect(configuration.defaultTimeout == Configuration.standardTimeout)
+        #expect(configuration.maxFrameBytes == Configuration.standardMaxFrameBytes)
+    }
+
+    @Test func knownKindsServeDomainsWithoutAWorkersEntry() throws {
+        let configuration = try Configuration.parse(
+            yaml: "listen: {clients: unix:c.sock, workers: unix:w.sock}\ndomains: {api: [cache, bundle, network]}\n",
+            baseDirectory: "/srv"
+        )
+        #expect(configuration.workers.isEmpty)
+        #expect(configuration.routes.isEmpty)
+        #expect(configuration.domains == [.init(name: "api", providers: ["cache", "bundle", "network"])])
+    }
+
+    @Test func pathsAreResolvedLexicallyAgainstTheBaseDirectory() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen: {clients: [unix:../run//c.sock], workers: unix:./w.sock}
+            domains: {static: [bundle]}
+            workers:
+              bundle: {root: ../shared/./Bundle/, latency: 150ms}
+              cache: {store: sqlite:/var/lib/monarch/cache.db, memory: 512KB}
+            """, baseDirectory: "/srv/app/conf")
+        #expect(configuration.listen.clients == [.unix(path: "/srv/app/run/c.sock")])
+        #expect(configuration.listen.workers == .unix(path: "/srv/app/conf/w.sock"))
+        #expect(configuration.workers.map(\.settings) == [
+            .bundle(root: "/srv/app/shared/Bundle", latency: .milliseconds(150)),
+            .cache(store: "sqlite:/var/lib/monarch/cache.db", memoryBytes: 512 * 1024),
+        ])
+    }
+
+    @Test func tokensExpandEveryVariableAndAllowExposedListeners() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen: {clients: [tcp:0.0.0.0:7400, "tcp:[::]:7402"], workers: tcp:192.168.1.2:7401}
+            auth: {token: "pre-${A}-${B_2}$-end"}
+            domains: {static: [bundle]}
+            """, baseDirectory: "/srv", environment: ["A": "one", "B_2": "two"])
+        #expect(configuration.token == "pre-one-two$-end")
+        #expect(configuration.listen.clients == [.tcp(host: "0.0.0.0", port: 7400), .tcp(host: "::", port: 7402)])
+    }
+
+    @Test func loopbackListenersNeedNoToken() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen: {clients: [tcp:127.0.0.2:7400, tcp:localhost:7402, "tcp:[::1]:7403"], workers: tcp:127.0.0.1:7401}
+            domains: {static: [bundle]}
+            """, baseDirectory: "/srv")
+        #expect(configuration.token == nil)
+        #expect(configuration.listen.clients.count == 3)
+    }
+
+    @Test(arguments: [
+        (SocketAddress.unix(path: "/run/m.sock"), true),
+        (.tcp(host: "127.0.0.1", port: 1), true),
+        (.tcp(host: "127.255.0.9", port: 1), true),
+        (.tcp(host: "localhost", port: 1), true),
+        (.tcp(host: "::1", port: 1), true),
+        (.tcp(host: "0.0.0.0", port: 1), false),
+        (.tcp(host: "::", port: 1), false),
+        (.tcp(host: "10.0.0.1", port: 1), false),
+        (.tcp(host: "127.0.0.1.example.com", port: 1), false),
+        (.tcp(host: "127.example", port: 1), false),
+    ])
+    func localAddresses(address: SocketAddress, isLocal: Bool) {
+        #expect(Configuration.isLocal(address) == isLocal)
+    }
+
+    @Test func theLimitsAcceptTheirLargestValue() throws {
+        let configuration = try Configuration.parse(
+            yaml: validHead + "limits: {timeout: 2m, maxFrame: 256MiB}\n", baseDirectory: "/srv"
+        )
+        #expect(configuration.defaultTimeout == .seconds(120))
+        #expect(configuration.maxFrameBytes == Configuration.maxFrameBytesLimit)
+    }
+
+    @Test func everyPolicyNameParses() throws {
+        for policy in CachePolicy.allCases {
+            let configuration = try Configuration.parse(
+                yaml: validHead + "routes: [{match: a, domain: static, policy: \(policy.rawValue)}]\n", baseDirectory: "/srv"
+            )
+            #expect(configuration.routes.first?.policy == policy)
+        }
+    }
+}
