@@ -94,18 +94,13 @@ public final class Coordinator: @unchecked Sendable {
 
     private func listen(on address: SocketAddress, accepting role: Hello.Role) throws(UVError) -> Listener {
         if case .unix(let path) = address { Self.createParentDirectory(of: path) }
-        let requiresToken = Self.requiresToken(address)
+        // Listeners other machines can reach require the token (the configuration ensures there is one).
+        let requiresToken = !Configuration.isLocal(address)
         let listener = try Listener(address: address, on: loop) { [unowned self] stream in
             greet(stream, as: role, requiresToken: requiresToken)
         }
         listeners.append(listener)
         return listener
-    }
-
-    /// Whether connections on `address` must present the token: TCP beyond loopback.
-    static func requiresToken(_ address: SocketAddress) -> Bool {
-        guard case .tcp(let host, _) = address else { return false }
-        return !(host == "localhost" || host == "::1" || host.hasPrefix("127."))
     }
 
     private static func createParentDirectory(of path: String) {
