@@ -34,7 +34,7 @@ public final class LocalCluster: Sendable {
         configuration: Configuration, executableDirectory: String, logger: Logger,
         announce: @escaping @Sendable (String) -> Void = { line in
             print(line)
-            fflush(stdout)
+            fflush(nil)
         }
     ) {
         self.configuration = configuration
