@@ -4,7 +4,9 @@ import MonarchWire
 ///
 /// Every component is non-empty, percent-decoded exactly once, valid UTF-8, free of NUL and
 /// never `.` or `..`; there is at least one component. Routing, cache keys and upstream URLs
-/// all work from this one parse, so no later step decodes a component again.
+/// all work from this one parse, so no later step decodes a component again. (The properties
+/// are settable for convenience; assigning them directly skips that validation, so build
+/// changed paths with `init(components:query:fragment:)`.)
 ///
 /// Equality and hashing compare the UTF-8 bytes of components, query items and fragment, with
 /// no Unicode normalisation: two paths are equal exactly when their `encoded` forms, queries and
