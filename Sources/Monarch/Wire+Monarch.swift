@@ -62,11 +62,14 @@ extension ProviderOutcome {
 }
 
 extension Duration {
-    /// The duration in whole milliseconds, rounded down; negative durations give 0.
+    /// The duration in whole milliseconds, rounded down; negative durations give 0, and
+    /// durations past `UInt64.max` milliseconds give `UInt64.max`.
     public var wholeMilliseconds: UInt64 {
+        // `components` truncates toward zero: -0.5 s is 0 s and -5e17 as, so both parts are checked.
         let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let (ms, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1000)
-        return overflow ? .max : ms &+ UInt64(attoseconds / 1_000_000_000_000_000)
+        let (total, carry) = ms.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000_000_000))
+        return overflow || carry ? .max : total
     }
 }
