@@ -56,7 +56,13 @@ extension ProviderOutcome {
         case .miss(let reason):
             return .miss(MissMessage(id: id, source: source, reason: reason))
         case .failure(let failure):
-            return .failure(FailureMessage(id: id, error: .init(code: failure.code, message: failure.message)))
+            // A failure message has no source of its own: the source travels as its one attempt,
+            // recorded as the chain records it.
+            let outcome: ProviderAttempt.Outcome =
+                failure.code == ProviderFailure.cancelled.code ? .cancelled : .failure
+            let attempt = ProviderAttempt(provider: source, outcome: outcome, code: failure.code, message: failure.message)
+            return .failure(FailureMessage(
+                id: id, error: .init(code: failure.code, message: failure.message, attempts: [attempt])))
         }
     }
 }
