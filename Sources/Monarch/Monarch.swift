@@ -49,9 +49,10 @@ public struct Monarch: Sendable {
             let first = await group.next()!
             group.cancelAll()
             guard let answer = first else {
-                // The deadline passed: the chain, cancelled, returns with what it tried so far.
+                // The deadline passed, or the caller cancelled (which wakes the deadline task
+                // too): the chain, cancelled, returns with what it tried so far.
                 let late = await group.next()!!
-                if case .failure(let error) = late, error.code == .cancelled {
+                if !Task.isCancelled, case .failure(let error) = late, error.code == .cancelled {
                     return .failure(ChainError(
                         .deadlineExceeded, "no answer within \(deadline)", attempts: error.attempts))
                 }

@@ -56,17 +56,26 @@ extension ProviderOutcome {
         case .miss(let reason):
             return .miss(MissMessage(id: id, source: source, reason: reason))
         case .failure(let failure):
-            return .failure(FailureMessage(id: id, error: .init(code: failure.code, message: failure.message)))
+            // A failure message has no source of its own: the source travels as its one attempt,
+            // recorded as the chain records it.
+            let outcome: ProviderAttempt.Outcome =
+                failure.code == ProviderFailure.cancelled.code ? .cancelled : .failure
+            let attempt = ProviderAttempt(provider: source, outcome: outcome, code: failure.code, message: failure.message)
+            return .failure(FailureMessage(
+                id: id, error: .init(code: failure.code, message: failure.message, attempts: [attempt])))
         }
     }
 }
 
 extension Duration {
-    /// The duration in whole milliseconds, rounded down; negative durations give 0.
+    /// The duration in whole milliseconds, rounded down; negative durations give 0, and
+    /// durations past `UInt64.max` milliseconds give `UInt64.max`.
     public var wholeMilliseconds: UInt64 {
+        // `components` truncates toward zero: -0.5 s is 0 s and -5e17 as, so both parts are checked.
         let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let (ms, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1000)
-        return overflow ? .max : ms &+ UInt64(attoseconds / 1_000_000_000_000_000)
+        let (total, carry) = ms.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000_000_000))
+        return overflow || carry ? .max : total
     }
 }
