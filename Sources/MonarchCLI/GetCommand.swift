@@ -60,17 +60,21 @@ struct GetCommand: AsyncParsableCommand {
         do {
             client = try await MonarchClient.connect(to: target, token: token)
         } catch {
-            try GetOutput.report(error, json: json)
+            GetOutput.report(error, json: json)
             throw ExitCode(2)
         }
-        defer { Task { await client.close() } }
+        let answer: Result<Response, MonarchClientError>
         do {
-            let response = try await client.perform(request, domain: domain)
-            await client.close()
-            try GetOutput.print(response, json: json)
+            answer = .success(try await client.perform(request, domain: domain))
         } catch {
-            await client.close()
-            try GetOutput.report(error, json: json)
+            answer = .failure(error)
+        }
+        await client.close()
+        switch answer {
+        case .success(let response):
+            GetOutput.print(response, json: json)
+        case .failure(let error):
+            GetOutput.report(error, json: json)
             if case .chain = error { throw ExitCode.failure }
             throw ExitCode(2)
         }
@@ -94,7 +98,7 @@ struct GetCommand: AsyncParsableCommand {
     }
 }
 
-extension CachePolicy: @retroactive ExpressibleByArgument {}
+extension CachePolicy: ExpressibleByArgument {}
 
 /// Reads this process's environment.
 enum ProcessEnvironment {

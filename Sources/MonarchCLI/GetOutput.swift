@@ -29,12 +29,9 @@ enum GetOutput {
     }
 
     /// Prints the body raw, or the response as one JSON object.
-    static func print(_ response: Response, json: Bool) throws {
+    static func print(_ response: Response, json: Bool) {
         guard json else {
-            response.body.withUnsafeBytes { bytes in
-                _ = fwrite(bytes.baseAddress, 1, bytes.count, stdout)
-            }
-            fflush(stdout)
+            writeAll(Array(response.body), to: STDOUT_FILENO)
             return
         }
         let text = String(bytes: response.body, encoding: .utf8)
@@ -45,8 +42,8 @@ enum GetOutput {
     }
 
     /// Prints `error` on standard error, and as JSON on standard output with `--json`.
-    static func report(_ error: MonarchClientError, json: Bool) throws {
-        fputs("monarch get: \(error)\n", stderr)
+    static func report(_ error: MonarchClientError, json: Bool) {
+        writeAll(Array("monarch get: \(error)\n".utf8), to: STDERR_FILENO)
         guard json else { return }
         let detail: FailureMessage.Detail
         switch error {
@@ -62,7 +59,17 @@ enum GetOutput {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        Swift.print(String(decoding: data, as: UTF8.self))
-        fflush(stdout)
+        writeAll(Array(data) + [UInt8(ascii: "\n")], to: STDOUT_FILENO)
+    }
+
+    /// Writes all of `bytes` to the file descriptor, however many calls it takes.
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 }

@@ -1,0 +1,19 @@
+/// What the bundle has for one path.
+public enum BundleAnswer: Sendable, Equatable {
+    /// The file's bytes and media type.
+    case file(body: [UInt8], contentType: String)
+    /// Nothing there (or a directory): a miss, with the reason.
+    case notFound(String)
+    /// The path would leave the bundle folder, or names no file at all: refused, with the reason.
+    case refused(String)
+    /// The file is there but could not be served (too large, unreadable), with the reason.
+    case failed(String)
+}
+
+/// Why a bundle cannot be opened.
+public struct BundleStoreError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong with the bundle folder.
+    public var message: String
+
+    public var description: String { message }
+}
