@@ -3,9 +3,12 @@ FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libuv1-dev pkg-config && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN swift build -c release --static-swift-stdlib --product monarch-wire-bench \
- && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/monarch-wire-bench" /out/
+RUN swift build -c release --static-swift-stdlib --product monarch \
+ && swift build -c release --static-swift-stdlib --product monarch-bundle-worker \
+ && mkdir -p /out && cp "$(swift build -c release --show-bin-path)"/monarch* /out/
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends libuv1 && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/ /usr/local/bin/
+COPY Examples/Bundle /srv/monarch/Bundle
+COPY Examples/compose /srv/monarch/compose

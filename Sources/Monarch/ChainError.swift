@@ -18,8 +18,8 @@ public struct ChainError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidPath
         /// The request names a domain the coordinator does not know.
         case unknownDomain
-        /// The request itself is malformed (its id is already in flight, …).
-        case badRequest
+        /// The request is well-formed on the wire but unusable (its id is already in flight, …).
+        case invalidRequest
         /// The deadline passed before any provider answered.
         case deadlineExceeded
         /// The caller cancelled the request.

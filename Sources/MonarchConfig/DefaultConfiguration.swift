@@ -14,7 +14,7 @@ extension Configuration {
           workers: unix:.monarch/workers.sock     # where workers dial in and register
         domains:                                  # domain -> providers, asked in this order
           static: [bundle]
-        routes:                                   # path patterns -> domain, tried in order
+        routes:                                   # path patterns -> domain, most specific first
           - match: "..."                          # every path
             domain: static
         workers:                                  # the workers the coordinator launches

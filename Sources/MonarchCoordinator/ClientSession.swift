@@ -27,7 +27,7 @@ final class ClientSession: @unchecked Sendable {
             guard calls[request.id] == nil else {
                 send(.failure(FailureMessage(
                     id: request.id,
-                    error: ChainError(.badRequest, "request id \(request.id) is already in flight on this connection").detail)))
+                    error: ChainError(.invalidRequest, "request id \(request.id) is already in flight on this connection").detail)))
                 return
             }
             calls[request.id] = Task(executorPreference: connection.loop) { [self] in
@@ -55,7 +55,7 @@ final class ClientSession: @unchecked Sendable {
     }
 
     private func unsupported(_ id: MessageID, _ what: String) -> WireMessage {
-        .failure(FailureMessage(id: id, error: .init(code: "unsupported", message: "this coordinator does not support \(what) yet")))
+        .failure(FailureMessage(id: id, error: .init(code: "invalidRequest", message: "this coordinator does not support \(what) yet")))
     }
 
     /// Sends `message` if the client is still there; an answer too large for a frame becomes a failure.

@@ -129,7 +129,7 @@ public final class WorkerRuntime: Sendable {
                 return .failure(FailureMessage(id: id, error: .init(code: "unavailable", message: "the worker is stopping")))
             }
             if state.tasks[id] != nil {
-                return .failure(FailureMessage(id: id, error: .init(code: "badRequest", message: "request id \(id) is already in flight")))
+                return .failure(FailureMessage(id: id, error: .init(code: "invalidRequest", message: "request id \(id) is already in flight")))
             }
             return nil
         }

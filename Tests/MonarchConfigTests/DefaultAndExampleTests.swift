@@ -44,6 +44,18 @@ import Testing
         #expect(example == Configuration.defaultConfiguration(baseDirectory: packageRoot + "/Examples"))
     }
 
+    @Test func theComposeConfigurationParsesAndLaunchesNoWorkers() throws {
+        let compose = try Configuration.load(
+            file: packageRoot + "/Examples/compose/monarch.yml", environment: ["MONARCH_TOKEN": "secret"])
+        #expect(compose.token == "secret")
+        #expect(compose.listen.clients == [.tcp(host: "0.0.0.0", port: 7400)])
+        #expect(compose.workers.map(\.count) == [0])
+        // Without the token its non-loopback listener is refused.
+        #expect(throws: ConfigError.self) {
+            try Configuration.load(file: packageRoot + "/Examples/compose/monarch.yml", environment: [:])
+        }
+    }
+
     @Test func theExampleBundleServesItsFiles() throws {
         let bundle = packageRoot + "/Examples/Bundle"
         let hello = try String(contentsOfFile: bundle + "/hello.txt", encoding: .utf8)

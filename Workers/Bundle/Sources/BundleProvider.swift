@@ -10,7 +10,7 @@ import MonarchRouter
 ///
 /// `GET` and `HEAD` only. A file that is there is a 200 response with its content type; one
 /// that is not (or a directory) is a miss, so later providers may have it; a path that would
-/// leave the folder is a `forbiddenPath` failure; an optional simulated latency delays every
+/// leave the folder is a `forbidden` failure; an optional simulated latency delays every
 /// answer (fixtures that behave like a slow network), and is cut short by cancellation.
 public struct BundleProvider: RequestProvider {
     /// The files served.
@@ -30,13 +30,13 @@ public struct BundleProvider: RequestProvider {
     public func perform(_ request: Request) async -> ProviderOutcome {
         guard request.method == "GET" || request.method == "HEAD" else {
             return .failure(ProviderFailure(
-                code: "methodNotAllowed", message: "the bundle serves GET and HEAD, not \(request.method)"))
+                code: "invalidRequest", message: "the bundle serves GET and HEAD, not \(request.method)"))
         }
         let path: ResourcePath
         do {
             path = try ResourcePath(parsing: request.path)
         } catch {
-            return .failure(ProviderFailure(code: "forbiddenPath", message: "\(error)"))
+            return .failure(ProviderFailure(code: "forbidden", message: "\(error)"))
         }
         if latency > .zero {
             do {
@@ -53,7 +53,7 @@ public struct BundleProvider: RequestProvider {
         case .notFound(let reason):
             return .miss(reason: reason)
         case .refused(let reason):
-            return .failure(ProviderFailure(code: "forbiddenPath", message: reason))
+            return .failure(ProviderFailure(code: "forbidden", message: reason))
         case .failed(let reason):
             return .failure(ProviderFailure(code: "readFailed", message: reason))
         }
