@@ -53,8 +53,12 @@ public struct Monarch: Sendable {
                 // too): the chain, cancelled, returns with what it tried so far.
                 let late = await group.next()!!
                 if !Task.isCancelled, case .failure(let error) = late, error.code == .cancelled {
-                    return .failure(ChainError(
-                        .deadlineExceeded, "no answer within \(deadline)", attempts: error.attempts))
+                    // The provider cut off by the deadline timed out rather than was cancelled.
+                    var attempts = error.attempts
+                    if let last = attempts.indices.last, attempts[last].outcome == .cancelled {
+                        attempts[last].outcome = .timeout
+                    }
+                    return .failure(ChainError(.deadlineExceeded, "no answer within \(deadline)", attempts: attempts))
                 }
                 return late
             }

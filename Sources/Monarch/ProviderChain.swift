@@ -49,7 +49,7 @@ public struct ProviderChain: Sendable {
         _ request: Request, along providers: [any RequestProvider],
         onAttempt: (ProviderAttempt) -> Void = { _ in }
     ) async throws(ChainError) -> Response {
-        let usable = request.policy == .noCache ? providers.filter { !($0 is any ResponseStoring) } : providers
+        let usable = asked(for: request, from: providers)
         guard !usable.isEmpty else {
             throw ChainError(.noProviders, "no provider serves the request's domain (\(request.domain))")
         }
@@ -76,6 +76,12 @@ public struct ProviderChain: Sendable {
         }
         if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
         throw ChainError.exhausted(attempts)
+    }
+
+    /// The providers of `providers` that `request` is asked of, in order: all of them, less the
+    /// storing ones when the policy is `noCache`.
+    public static func asked(for request: Request, from providers: [any RequestProvider]) -> [any RequestProvider] {
+        request.policy == .noCache ? providers.filter { !($0 is any ResponseStoring) } : providers
     }
 
     /// Hands a cacheable success to the storing providers asked before the one that answered.

@@ -19,6 +19,8 @@ final class Flight: @unchecked Sendable {
     private var task: Task<Void, Never>?
     /// Called once when the flight has finished or been abandoned.
     private let onFinish: (Flight) -> Void
+    /// The providers the trip asks, in order: the one after the last attempt is being asked.
+    private let asked: [String]
 
     /// Starts the trip: `request` down `providers`.
     init(
@@ -26,6 +28,7 @@ final class Flight: @unchecked Sendable {
     ) {
         self.loop = loop
         self.onFinish = onFinish
+        self.asked = ProviderChain.asked(for: request, from: providers).map(\.name)
         task = Task(executorPreference: loop) { [self] in
             let result: Result<Response, ChainError>
             do throws(ChainError) {
@@ -52,15 +55,25 @@ final class Flight: @unchecked Sendable {
                     let timer = try? LoopTimer(on: loop)
                     waiters[waiter] = Waiter(continuation: continuation, timer: timer)
                     timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
-                        let error = ChainError(
-                            .deadlineExceeded, "no answer within \(deadline.wholeMilliseconds) ms", attempts: attempts)
-                        leave(waiter, with: .failure(error))
+                        leave(waiter, with: .failure(deadlinePassed(deadline)))
                     }
                 }
             }
         } onCancel: {
             loop.execute { [self] in leave(waiter, with: .failure(cancelled())) }
         }
+    }
+
+    /// The error of a waiter whose deadline passed: the attempts so far, and a `timeout` for
+    /// the provider being asked.
+    private func deadlinePassed(_ deadline: Duration) -> ChainError {
+        var attempts = self.attempts
+        if attempts.count < asked.count {
+            attempts.append(ProviderAttempt(
+                provider: asked[attempts.count], outcome: .timeout,
+                message: "no answer within \(deadline.wholeMilliseconds) ms"))
+        }
+        return ChainError(.deadlineExceeded, "no answer within \(deadline.wholeMilliseconds) ms", attempts: attempts)
     }
 
     private func cancelled() -> ChainError {
