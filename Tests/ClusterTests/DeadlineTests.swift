@@ -57,12 +57,40 @@ struct DeadlineTests {
                 let status = try await cluster.status(via: client)
                 return status.inFlight == 1 && status.bundleWorkers.first?.answered == 1
             }
+            // A new request on the same connection still works, alongside the one in flight.
+            let again = Task { await outcome(client, Request(path: "docs/guide/intro.md")) }
             let other = try await within(30, "the other request's answer") { await survivor.value }
             #expect(other.success?.status == 200, "\(other)")
             #expect(other.success?.body == Data(ClusterOptions.files["docs/other.txt"]!))
-            // And a new request on the same connection still works.
-            let again = try await perform(client, Request(path: "docs/guide/intro.md"))
-            #expect(again.success?.status == 200, "\(again)")
+            let third = try await within(30, "the third request's answer") { await again.value }
+            #expect(third.success?.status == 200, "\(third)")
+            #expect(third.success?.body == Data(ClusterOptions.files["docs/guide/intro.md"]!))
+        }
+    }
+
+    @Test("A task already cancelled when it asks gets cancelled, not the response")
+    func cancelledBeforeAsking() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 1, latency: "3s")) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            for attempt in 0..<3 {
+                let gate = AsyncStream<Void>.makeStream()
+                let asking = Task { () async -> Result<Response, MonarchClientError> in
+                    for await _ in gate.stream {}
+                    return await outcome(client, Request(path: "docs/hello.txt?attempt=\(attempt)"))
+                }
+                asking.cancel()
+                gate.continuation.finish()
+                let answer = try await within(30, "the answer") { await asking.value }
+                guard case .failure(.chain(let error)) = answer else {
+                    Issue.record("attempt \(attempt): expected a cancelled chain error, got \(answer)")
+                    continue
+                }
+                #expect(error.code == .cancelled)
+            }
+            try await eventually("the worker to have nothing in flight") {
+                try await cluster.status(via: client).inFlight == 0
+            }
         }
     }
 }
