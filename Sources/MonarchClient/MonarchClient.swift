@@ -25,6 +25,10 @@ public final class MonarchClient: Sendable {
         var nextID: MessageID = 1
         var pending: [MessageID: CheckedContinuation<WireMessage, any Error>] = [:]
         var ended: MonarchClientError?
+        /// Exchanges whose message has gone out: a cancel for them may be sent at once.
+        var sent: Set<MessageID> = []
+        /// Exchanges cancelled before their message went out: the cancel follows the message.
+        var cancelBeforeSent: Set<MessageID> = []
     }
 
     private init(connection: AsyncFrameConnection, ownedLoop: EventLoop?) {
@@ -109,6 +113,12 @@ public final class MonarchClient: Sendable {
             return state.nextID
         }
         let message = make(id)
+        defer {
+            state.withLock { state in
+                state.sent.remove(id)
+                state.cancelBeforeSent.remove(id)
+            }
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -122,11 +132,25 @@ public final class MonarchClient: Sendable {
                             try await connection.send(message)
                         } catch {
                             fail(id, with: .connectionLost("\(error)"))
+                            return
                         }
+                        // A cancel that came first was held back so as not to overtake the message.
+                        let cancelNow = state.withLock { state -> Bool in
+                            let asked = state.cancelBeforeSent.remove(id) != nil
+                            guard state.pending[id] != nil else { return false }
+                            if !asked { state.sent.insert(id) }
+                            return asked
+                        }
+                        if cancelNow { try? await connection.send(.cancel(CancelMessage(id: id))) }
                     }
                 }
             } onCancel: {
-                Task { try? await connection.send(.cancel(CancelMessage(id: id))) }
+                let sentAlready = state.withLock { state -> Bool in
+                    if state.sent.contains(id) { return true }
+                    state.cancelBeforeSent.insert(id)
+                    return false
+                }
+                if sentAlready { Task { try? await connection.send(.cancel(CancelMessage(id: id))) } }
             }
         } catch let error as MonarchClientError {
             throw error

@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+import Testing
+
+/// Starting, draining and dying: `monarch up` leaves no worker behind.
+@Suite("Cluster lifecycle")
+struct LifecycleTests {
+    @Test("SIGTERM drains: the request in flight is answered, new ones refused, exit 0, no worker left")
+    func drainOnSigterm() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "1500ms")) { cluster in
+            let inFlight = try await cluster.connect()
+            let observer = try await cluster.connect()
+            defer { Task { await inFlight.close(); await observer.close() } }
+
+            let slow = Task { await outcome(inFlight, Request(path: "docs/hello.txt")) }
+            var workerPids: [Int32] = []
+            try await eventually("the request to reach a worker") {
+                let status = try await cluster.status(via: observer)
+                workerPids = status.bundleWorkers.map(\.pid)
+                return status.requestsInFlight == 1 && status.inFlight == 1
+            }
+            #expect(workerPids.count == 2)
+
+            cluster.up.signal(SIGTERM)
+            try await eventually("the coordinator to start draining") {
+                try await cluster.status(via: observer).draining
+            }
+
+            // A request on a connection made before: shuttingDown.
+            let refused = try await perform(observer, Request(path: "docs/other.txt"))
+            #expect(refused.failure?.code == .shuttingDown, "\(refused)")
+            // A new connection: refused outright, or its request gets shuttingDown.
+            do {
+                let late = try await MonarchClient.connect(to: cluster.clientAddress)
+                let answer = try await perform(late, Request(path: "docs/other.txt"))
+                await late.close()
+                #expect(answer.failure?.code == .shuttingDown, "\(answer)")
+            } catch let error as MonarchClientError {
+                guard case .cannotConnect = error else {
+                    Issue.record("a new connection while draining: \(error)")
+                    return
+                }
+            }
+
+            let answer = try await within(30, "the drained request's answer") { await slow.value }
+            #expect(answer.success?.status == 200, "\(answer)")
+            #expect(answer.success?.body == Data(ClusterOptions.files["docs/hello.txt"]!))
+
+            let status = try await cluster.up.waitForExit(timeout: 30)
+            #expect(status == 0, "stderr:\n\(cluster.up.stderr.text)")
+            for pid in workerPids {
+                try await eventually("worker \(pid) to exit", timeout: 15) { processIsGone(pid) }
+            }
+        }
+    }
+
+    @Test("SIGKILL monarch up: its workers exit by themselves")
+    func workersOutliveNoCoordinator() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 2)) { cluster in
+            let workerPids = try await cluster.status().bundleWorkers.map(\.pid)
+            #expect(workerPids.count == 2)
+            for pid in workerPids { #expect(!processIsGone(pid)) }
+            cluster.up.signal(SIGKILL)
+            let status = try await cluster.up.waitForExit(timeout: 15)
+            #expect(status == 128 + SIGKILL)
+            for pid in workerPids {
+                try await eventually("orphaned worker \(pid) to exit", timeout: 15) { processIsGone(pid) }
+            }
+        }
+    }
+
+    @Test("A missing bundle folder: monarch up exits non-zero and says the folder does not exist")
+    func missingBundleFolder() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("monarch.yml", ClusterOptions(createBundle: false).yaml(in: folder.path))
+        let up = try Spawned(Executables.monarch, ["up", "--config", folder.path + "/monarch.yml"])
+        defer { up.signal(SIGKILL) }
+        let status = try await up.waitForExit(timeout: 30)
+        #expect(status != 0)
+        #expect(!up.stdout.text.contains("ready"))
+        #expect(up.stderr.text.contains("does not exist"), "stderr:\n\(up.stderr.text)")
+        #expect(up.stderr.text.contains(folder.path + "/Bundle"), "stderr:\n\(up.stderr.text)")
+    }
+
+    @Test("An invalid configuration: monarch up exits non-zero and names the key path")
+    func invalidConfiguration() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("Bundle/docs/hello.txt", "hi")
+        let yaml = ClusterOptions().yaml(in: folder.path)
+            .replacingOccurrences(of: "  - match: \"docs/...\"\n    domain: static", with: "  - match: \"a\"\n    domain: nope")
+        #expect(yaml.contains("domain: nope"))
+        try folder.write("monarch.yml", yaml)
+        let up = try Spawned(Executables.monarch, ["up", "--config", folder.path + "/monarch.yml"])
+        defer { up.signal(SIGKILL) }
+        let status = try await up.waitForExit(timeout: 30)
+        #expect(status != 0)
+        #expect(up.stderr.text.contains("routes[0].domain"), "stderr:\n\(up.stderr.text)")
+        // Nothing was left listening.
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/c.sock"))
+    }
+}

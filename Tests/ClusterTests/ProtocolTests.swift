@@ -1,0 +1,102 @@
+import Foundation
+import Monarch
+import MonarchClient
+import MonarchWire
+import Testing
+
+/// A misbehaving connection gets a protocol error and is closed; nobody else notices.
+@Suite("Protocol robustness")
+struct ProtocolTests {
+    private func expectError(_ message: WireMessage?, _ code: ProtocolErrorCode, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .error(let error)? = message else {
+            Issue.record("expected an error message, got \(String(describing: message))", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
+    }
+
+    @Test("Garbage frames: an error, a close, and other clients keep working")
+    func garbage() async throws {
+        try await TestCluster.with { cluster in
+            let bystander = try await cluster.connect()
+            defer { Task { await bystander.close() } }
+            #expect(try await perform(bystander, Request(path: "docs/hello.txt")).success?.status == 200)
+            let path = cluster.folder.path + "/c.sock"
+
+            // Invalid JSON after a proper hello.
+            let invalidJSON = try RawSocket(path: path)
+            guard case .welcome? = try invalidJSON.greet() else {
+                Issue.record("no welcome")
+                return
+            }
+            invalidJSON.send(payload: Array("{\"type\":\"request\",".utf8))
+            expectError(try invalidJSON.nextMessage(), .invalidJSON)
+            #expect(try invalidJSON.isClosedByPeer())
+
+            // Not UTF-8.
+            let notUTF8 = try RawSocket(path: path)
+            _ = try notUTF8.greet()
+            notUTF8.send(payload: [0x7B, 0xFF, 0xFE, 0x7D])
+            expectError(try notUTF8.nextMessage(), .invalidUTF8)
+            #expect(try notUTF8.isClosedByPeer())
+
+            // A length over the 16 MiB limit (only the header is sent).
+            let oversized = try RawSocket(path: path)
+            _ = try oversized.greet()
+            oversized.write([0x01, 0x00, 0x00, 0x01])
+            expectError(try oversized.nextMessage(), .oversizedFrame)
+            #expect(try oversized.isClosedByPeer())
+
+            // An unknown message type.
+            let unknown = try RawSocket(path: path)
+            _ = try unknown.greet()
+            unknown.send(payload: Array(#"{"type":"teleport","id":3}"#.utf8))
+            expectError(try unknown.nextMessage(), .unknownType)
+            #expect(try unknown.isClosedByPeer())
+
+            // The well-behaved client never noticed; new ones connect fine.
+            let again = try await perform(bystander, Request(path: "docs/guide/intro.md"))
+            #expect(again.success?.status == 200, "\(again)")
+            let newcomer = try await cluster.connect()
+            #expect(try await perform(newcomer, Request(path: "docs/other.txt")).success?.status == 200)
+            await newcomer.close()
+            let status = try await cluster.status(via: bystander)
+            #expect(status.clients == 1, "the broken connections are gone")
+        }
+    }
+
+    @Test("A request before hello, and a client hello on the workers socket: error and close")
+    func wrongOpenings() async throws {
+        try await TestCluster.with { cluster in
+            let clientPath = cluster.folder.path + "/c.sock"
+            let workerPath = cluster.folder.path + "/w.sock"
+
+            let noHello = try RawSocket(path: clientPath)
+            noHello.send(.request(RequestMessage(id: 1, path: "docs/hello.txt")))
+            expectError(try noHello.nextMessage(), .unexpectedMessage)
+            #expect(try noHello.isClosedByPeer())
+
+            let wrongRole = try RawSocket(path: workerPath)
+            wrongRole.send(.hello(Hello(role: .client)))
+            expectError(try wrongRole.nextMessage(), .unexpectedMessage)
+            #expect(try wrongRole.isClosedByPeer())
+
+            let wrongRoleOnClients = try RawSocket(path: clientPath)
+            wrongRoleOnClients.send(.hello(Hello(role: .worker, kind: "bundle")))
+            expectError(try wrongRoleOnClients.nextMessage(), .unexpectedMessage)
+            #expect(try wrongRoleOnClients.isClosedByPeer())
+
+            let wrongVersion = try RawSocket(path: clientPath)
+            wrongVersion.send(.hello(Hello(role: .client, version: 99)))
+            expectError(try wrongVersion.nextMessage(), .unsupportedVersion)
+            #expect(try wrongVersion.isClosedByPeer())
+
+            // The cluster is unharmed: its worker still serves, and no bogus worker registered.
+            let client = try await cluster.connect()
+            #expect(try await perform(client, Request(path: "docs/hello.txt")).success?.status == 200)
+            let status = try await cluster.status(via: client)
+            #expect(status.bundleWorkers.count == 1)
+            await client.close()
+        }
+    }
+}

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import MonarchWire
+
+/// A plain blocking Unix socket for protocol tests that send bytes no well-behaved client
+/// would: every read gives up after a receive timeout instead of hanging.
+final class RawSocket {
+    let fd: Int32
+
+    init(path: String, receiveTimeoutSeconds: Int = 15) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SpawnError("socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw SpawnError("path too long: \(path)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            throw SpawnError("connect \(path): errno \(error)")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Writes all of `bytes`; false once the peer is gone.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// Sends one frame holding `payload`.
+    @discardableResult
+    func send(payload: [UInt8]) -> Bool {
+        let length = UInt32(payload.count)
+        return write([UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + payload)
+    }
+
+    /// Sends one message.
+    @discardableResult
+    func send(_ message: WireMessage) -> Bool {
+        send(payload: MessageCodec().encode(message))
+    }
+
+    /// Exactly `count` bytes; nil at end of file; throws on a receive timeout.
+    private func read(_ count: Int) throws -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let got = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + offset, count - offset, 0) }
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw TimedOut(what: "a frame", seconds: 15) }
+            if got < 0 && errno == ECONNRESET { return nil }
+            guard got > 0 else { return nil }
+            offset += got
+        }
+        return buffer
+    }
+
+    /// The next message; nil when the peer closed the connection.
+    func nextMessage() throws -> WireMessage? {
+        guard let header = try read(4) else { return nil }
+        let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+        guard let payload = try read(length) else { return nil }
+        return try MessageCodec().decode(payload)
+    }
+
+    /// Whether the peer has closed the connection (reads until end of file, skipping frames).
+    func isClosedByPeer() throws -> Bool {
+        while true {
+            guard try nextMessage() != nil else { return true }
+        }
+    }
+
+    /// Says hello as a client and expects the welcome.
+    func greet() throws -> WireMessage? {
+        send(.hello(Hello(role: .client)))
+        return try nextMessage()
+    }
+}

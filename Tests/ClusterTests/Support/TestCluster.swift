@@ -1,0 +1,244 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+import Synchronization
+
+/// A temporary folder under /tmp with a short name, so socket paths stay short; removed by
+/// ``remove()``.
+struct TemporaryFolder: Sendable {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/mcl.XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SpawnError("mkdtemp failed: errno \(errno)")
+        }
+        path = String(cString: made)
+    }
+
+    /// Writes `bytes` to `relativePath`, creating its folders.
+    func write(_ relativePath: String, _ bytes: [UInt8]) throws {
+        let url = URL(fileURLWithPath: path + "/" + relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: url)
+    }
+
+    func write(_ relativePath: String, _ text: String) throws {
+        try write(relativePath, Array(text.utf8))
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// What a test cluster runs.
+struct ClusterOptions: Sendable {
+    /// Bundle workers.
+    var bundleCount = 1
+    /// The bundle's simulated latency (`800ms`), none when nil.
+    var latency: String?
+    /// Whether the bundle folder exists.
+    var createBundle = true
+
+    /// The files of every test bundle.
+    static let files: [String: [UInt8]] = [
+        "docs/hello.txt": Array("Hello, Monarch!\n".utf8),
+        "docs/other.txt": Array("another file\n".utf8),
+        "docs/guide/intro.md": Array("# Intro\n\nNested.\n".utf8),
+        "docs/data.json": Array(#"{"answer":42}"#.utf8),
+        "docs/blob.bin": [0xFF, 0xFE, 0x00, 0x01, 0x80, 0x7F],
+        "slow/a.txt": Array("slow a\n".utf8),
+    ]
+
+    /// The configuration for a cluster in `folder`.
+    func yaml(in folder: String) -> String {
+        var bundle = "{count: \(bundleCount), root: Bundle"
+        if let latency { bundle += ", latency: \(latency)" }
+        bundle += "}"
+        return """
+            listen:
+              clients: [unix:\(folder)/c.sock]
+              workers: unix:\(folder)/w.sock
+            domains:
+              static: [bundle]
+            routes:
+              - match: "docs/..."
+                domain: static
+              - match: "slow/..."
+                domain: static
+                timeout: 300ms
+            workers:
+              bundle: \(bundle)
+
+            """
+    }
+}
+
+/// One bundle worker, as a status report shows it.
+struct WorkerStatus: Sendable, Equatable {
+    var id: String
+    var kind: String
+    var pid: Int32
+    var inFlight: Int
+    var forwarded: Int
+    var answered: Int
+}
+
+/// A coordinator's status report.
+struct ClusterStatus: Sendable {
+    var workers: [WorkerStatus]
+    var tripsStarted: Int
+    var tripsJoined: Int
+    var requestsInFlight: Int
+    var clients: Int
+    var draining: Bool
+
+    init(_ report: [String: JSONValue]) throws {
+        func int(_ value: JSONValue?, _ key: String) throws -> Int {
+            guard case .integer(let number)? = value else { throw SpawnError("status: \(key) is not an integer: \(report)") }
+            return Int(number)
+        }
+        guard case .array(let list)? = report["workers"] else { throw SpawnError("status without workers: \(report)") }
+        workers = try list.map { entry in
+            guard case .object(let fields) = entry, case .string(let id)? = fields["id"],
+                case .string(let kind)? = fields["kind"]
+            else { throw SpawnError("status: a worker entry is malformed: \(entry)") }
+            return WorkerStatus(
+                id: id, kind: kind, pid: Int32(try int(fields["pid"], "pid")),
+                inFlight: try int(fields["inFlight"], "inFlight"), forwarded: try int(fields["forwarded"], "forwarded"),
+                answered: try int(fields["answered"], "answered"))
+        }
+        tripsStarted = try int(report["tripsStarted"], "tripsStarted")
+        tripsJoined = try int(report["tripsJoined"], "tripsJoined")
+        requestsInFlight = try int(report["requestsInFlight"], "requestsInFlight")
+        clients = try int(report["clients"], "clients")
+        guard case .bool(let draining)? = report["draining"] else { throw SpawnError("status without draining") }
+        self.draining = draining
+    }
+
+    var bundleWorkers: [WorkerStatus] { workers.filter { $0.kind == "bundle" } }
+    var forwarded: Int { bundleWorkers.reduce(0) { $0 + $1.forwarded } }
+    var inFlight: Int { bundleWorkers.reduce(0) { $0 + $1.inFlight } }
+}
+
+/// A `monarch up` in a temporary folder, with its bundle; ``destroy()`` leaves nothing behind.
+final class TestCluster: Sendable {
+    let folder: TemporaryFolder
+    let up: Spawned
+    /// Every worker pid seen in a status report, killed by ``destroy()`` if still there.
+    private let workerPids = Mutex<Set<Int32>>([])
+
+    var clientAddress: SocketAddress { .unix(path: folder.path + "/c.sock") }
+    var workerAddress: SocketAddress { .unix(path: folder.path + "/w.sock") }
+    var configPath: String { folder.path + "/monarch.yml" }
+
+    private init(folder: TemporaryFolder, up: Spawned) {
+        self.folder = folder
+        self.up = up
+    }
+
+    /// Starts `monarch up` and waits for its ready line.
+    static func start(_ options: ClusterOptions = ClusterOptions()) async throws -> TestCluster {
+        let folder = try TemporaryFolder()
+        do {
+            if options.createBundle {
+                for (path, bytes) in ClusterOptions.files { try folder.write("Bundle/" + path, bytes) }
+            }
+            try folder.write("monarch.yml", options.yaml(in: folder.path))
+            let up = try Spawned(Executables.monarch, ["up", "--config", folder.path + "/monarch.yml"])
+            let cluster = TestCluster(folder: folder, up: up)
+            do {
+                _ = try await up.waitForOutput(containing: "ready")
+                _ = try await cluster.status()
+            } catch {
+                cluster.destroy()
+                throw error
+            }
+            return cluster
+        } catch {
+            folder.remove()
+            throw error
+        }
+    }
+
+    /// Runs `body` with a fresh cluster, destroyed afterwards whatever happens.
+    static func with<T: Sendable>(
+        _ options: ClusterOptions = ClusterOptions(), _ body: (TestCluster) async throws -> T
+    ) async throws -> T {
+        let cluster = try await start(options)
+        defer { cluster.destroy() }
+        return try await body(cluster)
+    }
+
+    /// A new client connection (closed by the caller).
+    func connect() async throws -> MonarchClient {
+        let address = clientAddress
+        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address) }
+    }
+
+    /// The status report, over a connection of its own.
+    func status() async throws -> ClusterStatus {
+        let client = try await connect()
+        do {
+            let status = try await status(via: client)
+            await client.close()
+            return status
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+
+    /// The status report, over `client`.
+    func status(via client: MonarchClient) async throws -> ClusterStatus {
+        let status = try ClusterStatus(try await within(20, "status") { try await client.status() })
+        workerPids.withLock { $0.formUnion(status.workers.map(\.pid)) }
+        return status
+    }
+
+    /// Worker pids seen so far.
+    var seenWorkerPids: Set<Int32> { workerPids.withLock { $0 } }
+
+    /// Kills `monarch up` and every worker seen, removes the folder.
+    func destroy() {
+        up.signal(SIGKILL)
+        for pid in seenWorkerPids where isBundleWorker(pid) { kill(pid, SIGKILL) }
+        folder.remove()
+    }
+}
+
+/// The response to `request`, or the chain error the coordinator gave instead.
+func perform(
+    _ client: MonarchClient, _ request: Request, domain: String? = nil, timeout: Double = 30
+) async throws -> Result<Response, ChainError> {
+    try await within(timeout, "an answer to \(request.path)") {
+        switch await outcome(client, request, domain: domain) {
+        case .success(let response): return .success(response)
+        case .failure(.chain(let chain)): return .failure(chain)
+        case .failure(let other): throw other
+        }
+    }
+}
+
+/// The response to `request`, or the client's error; no timeout (use in a task).
+func outcome(
+    _ client: MonarchClient, _ request: Request, domain: String? = nil
+) async -> Result<Response, MonarchClientError> {
+    do throws(MonarchClientError) {
+        return .success(try await client.perform(request, domain: domain))
+    } catch {
+        return .failure(error)
+    }
+}
+
+extension Result {
+    /// The success, or nil.
+    var success: Success? { if case .success(let value) = self { value } else { nil } }
+    /// The failure, or nil.
+    var failure: Failure? { if case .failure(let error) = self { error } else { nil } }
+}

@@ -1,0 +1,78 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchLoop
+import MonarchWire
+import Testing
+
+/// A worker killed mid-request costs only that attempt, and the supervisor replaces it.
+@Suite("Worker loss")
+struct WorkerLossTests {
+    @Test("SIGKILL a worker mid-request: the request is retried, answered once; a replacement registers")
+    func workerKilledMidRequest() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "1s")) { cluster in
+            let observer = try await cluster.connect()
+            defer { Task { await observer.close() } }
+            let before = try await cluster.status(via: observer)
+            #expect(before.bundleWorkers.count == 2)
+
+            var victimPid: Int32 = -1
+            let loop = try EventLoop(name: "raw-client")
+            defer { _ = loop.shutdown() }
+            let address = cluster.clientAddress
+            let raw = try await within(20, "connecting") { try await AsyncFrameConnection.connect(to: address, on: loop) }
+            do {
+                try await raw.send(.hello(Hello(role: .client)))
+                let welcome = try await within(20, "welcome") { try await raw.nextMessage() }
+                guard case .welcome? = welcome else {
+                    Issue.record("expected welcome, got \(String(describing: welcome))")
+                    await raw.close()
+                    return
+                }
+                try await raw.send(.request(RequestMessage(id: 1, path: "docs/hello.txt")))
+
+                var busy: WorkerStatus?
+                try await eventually("a worker to take the request") {
+                    busy = try await cluster.status(via: observer).bundleWorkers.first { $0.inFlight == 1 }
+                    return busy != nil
+                }
+                let victim = try #require(busy)
+                victimPid = victim.pid
+                #expect(kill(victim.pid, SIGKILL) == 0)
+
+                let answer = try await within(30, "the answer to request 1") { try await raw.nextMessage() }
+                guard case .response(let response)? = answer else {
+                    Issue.record("expected a response, got \(String(describing: answer))")
+                    await raw.close()
+                    return
+                }
+                #expect(response.id == 1)
+                #expect(response.status == 200)
+                #expect(response.body == Data(ClusterOptions.files["docs/hello.txt"]!))
+
+                // Exactly one answer: the next message after the response is the pong.
+                try await raw.send(.ping(PingMessage(id: 2)))
+                let next = try await within(20, "the pong") { try await raw.nextMessage() }
+                #expect(next == .pong(PongMessage(id: 2)))
+            } catch {
+                await raw.close()
+                throw error
+            }
+            await raw.close()
+
+            // The lost worker left the pool; the supervisor starts another after its back-off.
+            try await eventually("a replacement worker to register", timeout: 30) {
+                let workers = try await cluster.status(via: observer).bundleWorkers
+                return workers.count == 2 && !workers.contains { $0.pid == victimPid }
+            }
+            let after = try await cluster.status(via: observer)
+            #expect(Set(before.bundleWorkers.map(\.pid)).subtracting(after.bundleWorkers.map(\.pid)) == [victimPid])
+            // The new worker serves.
+            let served = try await perform(observer, Request(path: "docs/other.txt"))
+            #expect(served.success?.status == 200, "\(served)")
+        }
+    }
+}
