@@ -46,7 +46,8 @@ public struct BundleStore: Sendable {
             if component.isEmpty || component == "." || component == ".." {
                 return .refused("the path component \"\(component)\" is not allowed")
             }
-            if component.contains("/") || component.utf8.contains(0) {
+            // Bytes, not Characters: a "/" followed by a combining mark is one Character.
+            if component.utf8.contains(UInt8(ascii: "/")) || component.utf8.contains(0) {
                 return .refused("a path component holds a slash or a NUL byte")
             }
         }
