@@ -60,12 +60,20 @@ public struct BundleStore: Sendable {
                 case .missing: return .notFound("\(display) is not in the bundle")
                 case .error(let message): return .failed("\(display): \(message)")
                 case .directory(let path), .file(let path):
-                    guard path.hasPrefix(root + "/") else { return .refused("\(display) resolves outside the bundle") }
+                    guard Self.isInside(path, root: root) else { return .refused("\(display) resolves outside the bundle") }
                     return FileSystem.readRegularFile(path, limit: limit, display: display)
                 }
             }
         } catch {
             return .failed("\(display): \(error)")
         }
+    }
+
+    /// Whether the resolved `path` lies strictly under the resolved `root`, comparing bytes:
+    /// `String.hasPrefix` compares with canonical equivalence, so it takes `cafe\u{301}/x` to
+    /// lie under `caf\u{e9}`, two different folders on Linux.
+    static func isInside(_ path: String, root: String) -> Bool {
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        return path.utf8.count > prefix.utf8.count && path.utf8.starts(with: prefix.utf8)
     }
 }
