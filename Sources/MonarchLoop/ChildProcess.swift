@@ -1,4 +1,5 @@
 import CLibUV
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +35,8 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public private(set) var pid: Int32 = 0
     /// How the child ended, once it has.
     public private(set) var exit: Exit?
+    /// ``exit`` for callers off the loop once the loop no longer takes work.
+    private let finalExit = Mutex<Exit?>(nil)
     private var onExit: ((Exit) -> Void)?
     private var exitWaiters: [CheckedContinuation<Exit, Never>] = []
 
@@ -115,16 +118,31 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     }
 
     /// Waits until the child has exited and returns how. Any task.
+    ///
+    /// Returns status -1 and signal 0 when the exit will never be known: the handle was
+    /// closed (or the loop shut down) before the child exited.
     public func waitForExit() async -> Exit {
         await withCheckedContinuation { continuation in
-            loop.execute { [self] in
-                if let exit { continuation.resume(returning: exit) } else { exitWaiters.append(continuation) }
-            }
+            let accepted = loop.enqueue(.closure { [self] in
+                if let exit {
+                    continuation.resume(returning: exit)
+                } else if isClosed {
+                    continuation.resume(returning: Self.unknownExit)
+                } else {
+                    // Still running, or closing: `exited` or `didClose` resumes it.
+                    exitWaiters.append(continuation)
+                }
+            })
+            if !accepted { continuation.resume(returning: finalExit.withLock { $0 } ?? Self.unknownExit) }
         }
     }
 
+    /// What waiters learn when the handle closed before the child exited.
+    private static let unknownExit = Exit(status: -1, signal: 0)
+
     private func exited(_ exit: Exit) {
         self.exit = exit
+        finalExit.withLock { $0 = exit }
         let onExit = self.onExit
         self.onExit = nil
         let waiters = exitWaiters
@@ -139,7 +157,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         // A process handle closed before its exit (loop shutdown) leaves nobody waiting forever.
         let waiters = exitWaiters
         exitWaiters = []
-        for waiter in waiters { waiter.resume(returning: exit ?? Exit(status: -1, signal: 0)) }
+        for waiter in waiters { waiter.resume(returning: exit ?? Self.unknownExit) }
         super.didClose()
     }
 }

@@ -46,7 +46,8 @@ public struct BundleStore: Sendable {
             if component.isEmpty || component == "." || component == ".." {
                 return .refused("the path component \"\(component)\" is not allowed")
             }
-            if component.contains("/") || component.utf8.contains(0) {
+            // Bytes, not Characters: a "/" followed by a combining mark is one Character.
+            if component.utf8.contains(UInt8(ascii: "/")) || component.utf8.contains(0) {
                 return .refused("a path component holds a slash or a NUL byte")
             }
         }
@@ -59,12 +60,20 @@ public struct BundleStore: Sendable {
                 case .missing: return .notFound("\(display) is not in the bundle")
                 case .error(let message): return .failed("\(display): \(message)")
                 case .directory(let path), .file(let path):
-                    guard path.hasPrefix(root + "/") else { return .refused("\(display) resolves outside the bundle") }
+                    guard Self.isInside(path, root: root) else { return .refused("\(display) resolves outside the bundle") }
                     return FileSystem.readRegularFile(path, limit: limit, display: display)
                 }
             }
         } catch {
             return .failed("\(display): \(error)")
         }
+    }
+
+    /// Whether the resolved `path` lies strictly under the resolved `root`, comparing bytes:
+    /// `String.hasPrefix` compares with canonical equivalence, so it takes `cafe\u{301}/x` to
+    /// lie under `caf\u{e9}`, two different folders on Linux.
+    static func isInside(_ path: String, root: String) -> Bool {
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        return path.utf8.count > prefix.utf8.count && path.utf8.starts(with: prefix.utf8)
     }
 }
