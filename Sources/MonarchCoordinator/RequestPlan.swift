@@ -11,7 +11,8 @@ struct RequestPlan {
     var providers: [any RequestProvider]
     /// The time the client waits at most.
     var deadline: Duration
-    /// The key identical reads in flight share; nil for mutations, which never share a trip.
+    /// The key identical reads in flight (same request key and cache policy) share; nil for
+    /// mutations, which never share a trip.
     var sharedKey: String?
 
     /// Plans `message`: parses its path, finds its route and domain, fills in the upstream.
@@ -51,6 +52,7 @@ struct RequestPlan {
                 ttl: route.ttl, cacheKey: key))
         providers = chain
         self.deadline = deadline
-        sharedKey = request.isReadOnly ? key : nil
+        // Reads share a trip only under the same policy: a `noCache` read must not take a cache's answer.
+        sharedKey = request.isReadOnly ? "\(key) \(request.policy?.rawValue ?? "default")" : nil
     }
 }
