@@ -135,10 +135,7 @@ public struct UpstreamTemplate: Sendable, CustomStringConvertible {
             }
             url += "/" + path.joined(separator: "/")
         }
-        var items = fixedQuery.map { [$0] } ?? []
-        for item in query {
-            items.append(Self.encode(item.name) + (item.value.map { "=" + Self.encode($0) } ?? ""))
-        }
+        let items = [fixedQuery, query.isEmpty ? nil : query.encodedQuery].compactMap { $0 }
         if !items.isEmpty {
             url += "?" + items.joined(separator: "&")
         }
