@@ -109,6 +109,10 @@ let package = Package(
         .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
         .testTarget(name: "MonarchRouterTests", dependencies: ["MonarchRouter", "MonarchWire"]),
         .testTarget(name: "MonarchConfigTests", dependencies: ["MonarchConfig", "MonarchWire"]),
+        .testTarget(
+            name: "MonarchCoordinatorTests",
+            dependencies: ["Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchWire"]
+        ),
         .testTarget(name: "MonarchBundleTests", dependencies: ["Monarch", "MonarchBundle", "MonarchLoop"]),
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
