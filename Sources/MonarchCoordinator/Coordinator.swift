@@ -176,7 +176,9 @@ public final class Coordinator: @unchecked Sendable {
         let id = "\(kind)-\(workerCount[kind]!)"
         let worker = WorkerSession(id: id, hello: hello, connection: connection, logger: logger)
         let info = WorkerInfo(id: id, kind: kind, pid: hello.pid)
-        worker.onLost = { [unowned self, unowned pool] worker in
+        // The closure keeps the pool alive: a pool made here for a stray kind has no other owner.
+        // The cycle (pool → worker → closure → pool) ends when the worker's connection does.
+        worker.onLost = { [unowned self, pool] worker in
             pool.remove(worker)
             onWorkerLost?(info)
         }

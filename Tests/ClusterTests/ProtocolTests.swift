@@ -100,3 +100,26 @@ struct ProtocolTests {
         }
     }
 }
+
+/// Workers of kinds no domain names, and the exchanges the direction table allows either way.
+@Suite("Protocol conformance")
+struct ProtocolConformanceTests {
+    @Test("A worker of a kind no domain uses registers and leaves without harming the coordinator")
+    func strayWorkerKind() async throws {
+        try await TestCluster.with { cluster in
+            let stray = try RawSocket(path: cluster.folder.path + "/w.sock")
+            stray.send(.hello(Hello(role: .worker, kind: "stray", pid: 1)))
+            guard case .welcome? = try stray.nextMessage() else {
+                Issue.record("the stray worker got no welcome")
+                return
+            }
+            // Its connection ends: the coordinator removes it from its pool.
+            shutdown(stray.fd, Int32(SHUT_RDWR))
+            try await Task.sleep(for: .milliseconds(200))
+            let client = try await cluster.connect()
+            #expect(try await perform(client, Request(path: "docs/hello.txt")).success?.status == 200)
+            await client.close()
+            #expect(cluster.up.isRunning, "stderr:\n\(cluster.up.stderr.text)")
+        }
+    }
+}
