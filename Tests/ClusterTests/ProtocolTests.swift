@@ -122,4 +122,27 @@ struct ProtocolConformanceTests {
             #expect(cluster.up.isRunning, "stderr:\n\(cluster.up.stderr.text)")
         }
     }
+
+    @Test("A worker's ping gets a pong, and a client's stray pong is ignored")
+    func pingsBothWays() async throws {
+        try await TestCluster.with { cluster in
+            let worker = try RawSocket(path: cluster.folder.path + "/w.sock")
+            worker.send(.hello(Hello(role: .worker, kind: "bundle", pid: 1)))
+            guard case .welcome? = try worker.nextMessage() else {
+                Issue.record("the worker got no welcome")
+                return
+            }
+            worker.send(.ping(PingMessage(id: 7)))
+            #expect(try worker.nextMessage() == .pong(PongMessage(id: 7)))
+
+            let client = try RawSocket(path: cluster.folder.path + "/c.sock")
+            guard case .welcome? = try client.greet() else {
+                Issue.record("the client got no welcome")
+                return
+            }
+            client.send(.pong(PongMessage(id: 3)))
+            client.send(.ping(PingMessage(id: 4)))
+            #expect(try client.nextMessage() == .pong(PongMessage(id: 4)))
+        }
+    }
 }
