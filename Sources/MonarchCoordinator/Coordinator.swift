@@ -126,7 +126,9 @@ public final class Coordinator: @unchecked Sendable {
                 connection.fail(ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)"))
                 return
             }
-            guard hello.version == WireProtocol.version else {
+            // The highest version this coordinator speaks that is ≤ the hello's (protocol section 4):
+            // version 1 for any hello, since the codec accepts no version below 1.
+            guard hello.version >= WireProtocol.version else {
                 connection.fail(ProtocolError(
                     .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)"))
                 return
