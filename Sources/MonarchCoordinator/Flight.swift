@@ -51,6 +51,8 @@ final class Flight: @unchecked Sendable {
                     continuation.resume(returning: result)
                 } else if Task.isCancelled {
                     continuation.resume(returning: .failure(cancelled()))
+                    // The trip may have been started for this waiter alone.
+                    abandonIfUnwanted()
                 } else {
                     let timer = try? LoopTimer(on: loop)
                     waiters[waiter] = Waiter(continuation: continuation, timer: timer)
@@ -85,7 +87,12 @@ final class Flight: @unchecked Sendable {
         guard let left = waiters.removeValue(forKey: waiter) else { return }
         left.timer?.close()
         left.continuation.resume(returning: result)
-        if waiters.isEmpty, self.result == nil, let task {
+        abandonIfUnwanted()
+    }
+
+    /// Cancels the trip when nobody waits for it any more.
+    private func abandonIfUnwanted() {
+        if waiters.isEmpty, result == nil, let task {
             self.task = nil
             task.cancel()
             onFinish(self)

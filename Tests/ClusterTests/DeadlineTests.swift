@@ -93,4 +93,38 @@ struct DeadlineTests {
             }
         }
     }
+
+    @Test("A request cancelled as soon as it arrives does not leave its trip running at the worker")
+    func cancelledOnArrival() async throws {
+        // The worker holds each answer 20 s: its load only drops sooner if the cancel reaches it.
+        try await TestCluster.with(ClusterOptions(bundleCount: 1, latency: "20s")) { cluster in
+            let raw = try RawSocket(path: cluster.folder.path + "/c.sock")
+            guard case .welcome? = try raw.greet() else {
+                Issue.record("no welcome")
+                return
+            }
+            // The request and its cancel in one write: the coordinator reads both in one go.
+            let codec = MessageCodec()
+            var bytes: [UInt8] = []
+            for message in [WireMessage.request(RequestMessage(id: 1, path: "docs/hello.txt")), .cancel(CancelMessage(id: 1))] {
+                let payload = codec.encode(message)
+                let length = UInt32(payload.count)
+                bytes += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+                bytes += payload
+            }
+            raw.write(bytes)
+            guard case .failure(let failure)? = try raw.nextMessage() else {
+                Issue.record("expected a failure")
+                return
+            }
+            #expect(failure.id == 1)
+            #expect(failure.error.code == "cancelled")
+            // Without a cancel the worker would hold the request for 20 s.
+            try await Task.sleep(for: .milliseconds(500))
+            try await eventually("the worker to be told to stop", timeout: 5) {
+                let status = try await cluster.status()
+                return status.inFlight == 0
+            }
+        }
+    }
 }
