@@ -29,12 +29,14 @@ final class Flight: @unchecked Sendable {
         self.loop = loop
         self.onFinish = onFinish
         self.asked = ProviderChain.asked(for: request, from: providers).map(\.name)
+        let end = request.deadline.map { ContinuousClock.now + $0 }
         task = Task(executorPreference: loop) { [self] in
-            let result: Result<Response, ChainError>
-            do throws(ChainError) {
-                result = .success(try await ProviderChain.perform(request, along: providers) { attempts.append($0) })
-            } catch {
-                result = .failure(error)
+            let result: Result<Response, ChainError> = await WorkerPool.$tripEnd.withValue(end) {
+                do throws(ChainError) {
+                    return .success(try await ProviderChain.perform(request, along: providers) { attempts.append($0) })
+                } catch {
+                    return .failure(error)
+                }
             }
             complete(with: result)
         }
