@@ -39,6 +39,9 @@ final class ClientSession: @unchecked Sendable {
             calls[cancel.id]?.cancel()
         case .ping(let ping):
             send(.pong(PongMessage(id: ping.id)))
+        case .pong:
+            // A reply to no exchange of ours: ignored (protocol section 5).
+            break
         case .status(let status):
             send(.result(ResultMessage(id: status.id, data: coordinator.statusReport())))
         case .scale(let admin):

@@ -126,7 +126,9 @@ public final class Coordinator: @unchecked Sendable {
                 connection.fail(ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)"))
                 return
             }
-            guard hello.version == WireProtocol.version else {
+            // The highest version this coordinator speaks that is ≤ the hello's (protocol section 4):
+            // version 1 for any hello, since the codec accepts no version below 1.
+            guard hello.version >= WireProtocol.version else {
                 connection.fail(ProtocolError(
                     .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)"))
                 return
@@ -176,7 +178,9 @@ public final class Coordinator: @unchecked Sendable {
         let id = "\(kind)-\(workerCount[kind]!)"
         let worker = WorkerSession(id: id, hello: hello, connection: connection, logger: logger)
         let info = WorkerInfo(id: id, kind: kind, pid: hello.pid)
-        worker.onLost = { [unowned self, unowned pool] worker in
+        // The closure keeps the pool alive: a pool made here for a stray kind has no other owner.
+        // The cycle (pool → worker → closure → pool) ends when the worker's connection does.
+        worker.onLost = { [unowned self, pool] worker in
             pool.remove(worker)
             onWorkerLost?(info)
         }

@@ -29,12 +29,14 @@ final class Flight: @unchecked Sendable {
         self.loop = loop
         self.onFinish = onFinish
         self.asked = ProviderChain.asked(for: request, from: providers).map(\.name)
+        let end = request.deadline.map { ContinuousClock.now + $0 }
         task = Task(executorPreference: loop) { [self] in
-            let result: Result<Response, ChainError>
-            do throws(ChainError) {
-                result = .success(try await ProviderChain.perform(request, along: providers) { attempts.append($0) })
-            } catch {
-                result = .failure(error)
+            let result: Result<Response, ChainError> = await WorkerPool.$tripEnd.withValue(end) {
+                do throws(ChainError) {
+                    return .success(try await ProviderChain.perform(request, along: providers) { attempts.append($0) })
+                } catch {
+                    return .failure(error)
+                }
             }
             complete(with: result)
         }
@@ -51,6 +53,8 @@ final class Flight: @unchecked Sendable {
                     continuation.resume(returning: result)
                 } else if Task.isCancelled {
                     continuation.resume(returning: .failure(cancelled()))
+                    // The trip may have been started for this waiter alone.
+                    abandonIfUnwanted()
                 } else {
                     let timer = try? LoopTimer(on: loop)
                     waiters[waiter] = Waiter(continuation: continuation, timer: timer)
@@ -85,7 +89,12 @@ final class Flight: @unchecked Sendable {
         guard let left = waiters.removeValue(forKey: waiter) else { return }
         left.timer?.close()
         left.continuation.resume(returning: result)
-        if waiters.isEmpty, self.result == nil, let task {
+        abandonIfUnwanted()
+    }
+
+    /// Cancels the trip when nobody waits for it any more.
+    private func abandonIfUnwanted() {
+        if waiters.isEmpty, result == nil, let task {
             self.task = nil
             task.cancel()
             onFinish(self)

@@ -31,8 +31,14 @@ final class WorkerPool: RequestProvider, @unchecked Sendable {
         workers.removeAll { $0 === worker }
     }
 
+    /// When the trip down the chain must be over: set for the trip's task, so that each
+    /// worker is handed the budget that is left (protocol section 5), not the whole of it.
+    @TaskLocal static var tripEnd: ContinuousClock.Instant?
+
     func perform(_ request: Request) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
+        let end = Self.tripEnd ?? request.deadline.map { ContinuousClock.now + $0 }
+        var request = request
         var lost: [String] = []
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
@@ -43,6 +49,7 @@ final class WorkerPool: RequestProvider, @unchecked Sendable {
                 return .failure(ProviderFailure(
                     code: "workerLost", message: "every \(kind) worker tried was lost mid-request (\(lost.joined(separator: ", ")))"))
             }
+            if let end { request.deadline = max(.zero, end - ContinuousClock.now) }
             switch await worker.forward(request) {
             case .answered(let outcome): return outcome
             case .lost: lost.append(worker.id)

@@ -94,6 +94,10 @@ final class WorkerSession: @unchecked Sendable {
             outcome = .failure(ProviderFailure(code: failure.error.code, message: failure.error.message))
         case .pong, .result:
             return
+        case .ping(let ping):
+            // Workers may ping too (protocol section 1), and every ping is answered.
+            try? connection.send(.pong(PongMessage(id: ping.id)))
+            return
         case .error(let error):
             logger.error("worker \(id) reported a protocol error: \(error.code.rawValue): \(error.message)")
             return

@@ -93,4 +93,73 @@ struct DeadlineTests {
             }
         }
     }
+
+    @Test("A request cancelled as soon as it arrives does not leave its trip running at the worker")
+    func cancelledOnArrival() async throws {
+        // The worker holds each answer 20 s: its load only drops sooner if the cancel reaches it.
+        try await TestCluster.with(ClusterOptions(bundleCount: 1, latency: "20s")) { cluster in
+            let raw = try RawSocket(path: cluster.folder.path + "/c.sock")
+            guard case .welcome? = try raw.greet() else {
+                Issue.record("no welcome")
+                return
+            }
+            // The request and its cancel in one write: the coordinator reads both in one go.
+            let codec = MessageCodec()
+            var bytes: [UInt8] = []
+            for message in [WireMessage.request(RequestMessage(id: 1, path: "docs/hello.txt")), .cancel(CancelMessage(id: 1))] {
+                let payload = codec.encode(message)
+                let length = UInt32(payload.count)
+                bytes += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+                bytes += payload
+            }
+            raw.write(bytes)
+            guard case .failure(let failure)? = try raw.nextMessage() else {
+                Issue.record("expected a failure")
+                return
+            }
+            #expect(failure.id == 1)
+            #expect(failure.error.code == "cancelled")
+            // Without a cancel the worker would hold the request for 20 s.
+            try await Task.sleep(for: .milliseconds(500))
+            try await eventually("the worker to be told to stop", timeout: 5) {
+                let status = try await cluster.status()
+                return status.inFlight == 0
+            }
+        }
+    }
+
+    @Test("A request retried after its worker was lost carries the budget that is left")
+    func budgetLeftAfterWorkerLoss() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 0)) { cluster in
+            let workerPath = cluster.folder.path + "/w.sock"
+            func register(_ name: String) throws -> RawSocket {
+                let worker = try RawSocket(path: workerPath)
+                worker.send(.hello(Hello(role: .worker, kind: "bundle", pid: 1, name: name)))
+                guard case .welcome? = try worker.nextMessage() else { throw SpawnError("\(name) got no welcome") }
+                return worker
+            }
+            let first = try register("first")
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            let asking = Task { await outcome(client, Request(path: "docs/hello.txt", deadline: .seconds(10))) }
+            guard case .request(let forwarded)? = try first.nextMessage() else {
+                Issue.record("the first worker got no request")
+                return
+            }
+            #expect((forwarded.deadlineMs ?? 0) > 9_000)
+            let second = try register("second")
+            try await Task.sleep(for: .milliseconds(1500))
+            // The first worker goes away without answering: the request moves to the second.
+            shutdown(first.fd, Int32(SHUT_RDWR))
+            guard case .request(let retried)? = try second.nextMessage() else {
+                Issue.record("the second worker got no request")
+                return
+            }
+            let left = try #require(retried.deadlineMs)
+            #expect(left <= 8_500, "the retry should get what is left of the 10 s, not \(left) ms")
+            second.send(.failure(FailureMessage(id: retried.id, error: .init(code: "readFailed", message: "test"))))
+            let answer = try await within(10, "the answer") { await asking.value }
+            #expect(answer.success == nil)
+        }
+    }
 }

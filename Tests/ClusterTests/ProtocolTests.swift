@@ -86,10 +86,6 @@ struct ProtocolTests {
             expectError(try wrongRoleOnClients.nextMessage(), .unexpectedMessage)
             #expect(try wrongRoleOnClients.isClosedByPeer())
 
-            let wrongVersion = try RawSocket(path: clientPath)
-            wrongVersion.send(.hello(Hello(role: .client, version: 99)))
-            expectError(try wrongVersion.nextMessage(), .unsupportedVersion)
-            #expect(try wrongVersion.isClosedByPeer())
 
             // The cluster is unharmed: its worker still serves, and no bogus worker registered.
             let client = try await cluster.connect()
@@ -97,6 +93,67 @@ struct ProtocolTests {
             let status = try await cluster.status(via: client)
             #expect(status.bundleWorkers.count == 1)
             await client.close()
+        }
+    }
+}
+
+/// Workers of kinds no domain names, and the exchanges the direction table allows either way.
+@Suite("Protocol conformance")
+struct ProtocolConformanceTests {
+    @Test("A worker of a kind no domain uses registers and leaves without harming the coordinator")
+    func strayWorkerKind() async throws {
+        try await TestCluster.with { cluster in
+            let stray = try RawSocket(path: cluster.folder.path + "/w.sock")
+            stray.send(.hello(Hello(role: .worker, kind: "stray", pid: 1)))
+            guard case .welcome? = try stray.nextMessage() else {
+                Issue.record("the stray worker got no welcome")
+                return
+            }
+            // Its connection ends: the coordinator removes it from its pool.
+            shutdown(stray.fd, Int32(SHUT_RDWR))
+            try await Task.sleep(for: .milliseconds(200))
+            let client = try await cluster.connect()
+            #expect(try await perform(client, Request(path: "docs/hello.txt")).success?.status == 200)
+            await client.close()
+            #expect(cluster.up.isRunning, "stderr:\n\(cluster.up.stderr.text)")
+        }
+    }
+
+    @Test("A worker's ping gets a pong, and a client's stray pong is ignored")
+    func pingsBothWays() async throws {
+        try await TestCluster.with { cluster in
+            let worker = try RawSocket(path: cluster.folder.path + "/w.sock")
+            worker.send(.hello(Hello(role: .worker, kind: "bundle", pid: 1)))
+            guard case .welcome? = try worker.nextMessage() else {
+                Issue.record("the worker got no welcome")
+                return
+            }
+            worker.send(.ping(PingMessage(id: 7)))
+            #expect(try worker.nextMessage() == .pong(PongMessage(id: 7)))
+
+            let client = try RawSocket(path: cluster.folder.path + "/c.sock")
+            guard case .welcome? = try client.greet() else {
+                Issue.record("the client got no welcome")
+                return
+            }
+            client.send(.pong(PongMessage(id: 3)))
+            client.send(.ping(PingMessage(id: 4)))
+            #expect(try client.nextMessage() == .pong(PongMessage(id: 4)))
+        }
+    }
+
+    @Test("A hello with a higher version is welcomed with version 1")
+    func versionNegotiation() async throws {
+        try await TestCluster.with { cluster in
+            let client = try RawSocket(path: cluster.folder.path + "/c.sock")
+            client.send(.hello(Hello(role: .client, version: 3)))
+            guard case .welcome(let welcome)? = try client.nextMessage() else {
+                Issue.record("a version 3 hello was not welcomed")
+                return
+            }
+            #expect(welcome.version == 1)
+            client.send(.ping(PingMessage(id: 1)))
+            #expect(try client.nextMessage() == .pong(PongMessage(id: 1)))
         }
     }
 }
