@@ -18,7 +18,7 @@ public struct ChainError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidPath
         /// The request names a domain the coordinator does not know.
         case unknownDomain
-        /// The request is well-formed on the wire but unusable (its id is already in flight, …).
+        /// The request is well-formed on the wire but unusable (an unsupported admin message, …).
         case invalidRequest
         /// The deadline passed before any provider answered.
         case deadlineExceeded

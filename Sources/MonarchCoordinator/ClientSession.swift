@@ -25,9 +25,8 @@ final class ClientSession: @unchecked Sendable {
         switch message {
         case .request(let request):
             guard calls[request.id] == nil else {
-                send(.failure(FailureMessage(
-                    id: request.id,
-                    error: ChainError(.invalidRequest, "request id \(request.id) is already in flight on this connection").detail)))
+                connection.fail(ProtocolError(
+                    .unexpectedMessage, "request id \(request.id) is already in flight on this connection", id: request.id))
                 return
             }
             calls[request.id] = Task(executorPreference: connection.loop) { [self] in

@@ -133,7 +133,7 @@ public final class Coordinator: @unchecked Sendable {
                     .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)"))
                 return
             }
-            if requiresToken, hello.token != configuration.token {
+            if requiresToken, !Self.tokensMatch(hello.token, configuration.token) {
                 connection.fail(ProtocolError(.unauthorized, "this listener requires a valid token"))
                 return
             }
@@ -152,6 +152,18 @@ public final class Coordinator: @unchecked Sendable {
             }
         }
         connection.start()
+    }
+
+    /// Whether a presented token is the configured one, in time that does not depend on where
+    /// they differ (so the token cannot be guessed byte by byte).
+    static func tokensMatch(_ presented: String?, _ expected: String?) -> Bool {
+        guard let presented, let expected else { return false }
+        let a = Array(presented.utf8), b = Array(expected.utf8)
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0 && a.count == b.count
     }
 
     private func admitClient(_ connection: FrameConnection) {

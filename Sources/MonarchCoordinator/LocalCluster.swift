@@ -87,7 +87,12 @@ public final class LocalCluster: Sendable {
         case .now, .failed:
             break
         }
-        try? await loop.submit { coordinator.close() }
+        // Workers exit once their connections close: tell the supervisor first, so it does not
+        // take that for a crash.
+        try? await loop.submit {
+            supervisor.stopping = true
+            coordinator.close()
+        }
         await supervisor.stopAll(grace: .seconds(5))
         try? await loop.submit { for signal in signals { signal.close() } }
         stop.finish()

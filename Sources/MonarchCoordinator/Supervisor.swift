@@ -21,7 +21,8 @@ final class Supervisor: @unchecked Sendable {
     private let logger: Logger
     private let environment: [String: String]?
     private var slots: [Slot]
-    private var stopping = false
+    /// Whether the workers are being stopped: exits are then expected, not restarted.
+    var stopping = false
     /// Told when a worker exits while the cluster is still starting (its launch failed). Loop thread.
     var onStartupExit: ((WorkerLaunch, ChildProcess.Exit) -> Void)?
     /// Whether every worker has registered once; before that an exit is a failed start.

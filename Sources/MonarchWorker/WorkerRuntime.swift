@@ -122,14 +122,19 @@ public final class WorkerRuntime: Sendable {
 
     private func start(_ message: RequestMessage, on connection: AsyncFrameConnection) {
         let id = message.id
+        if state.withLock({ $0.tasks[id] != nil }) {
+            // The protocol's rule for an id reused while in flight: an error, then the close.
+            let frames = connection.connection
+            loop.execute {
+                frames.fail(ProtocolError(.unexpectedMessage, "request id \(id) is already in flight", id: id))
+            }
+            return
+        }
         let refusal: WireMessage? = state.withLock { state in
             state.counters.requests += 1
             state.counters.inFlight += 1
-            if state.draining {
+            guard !state.draining else {
                 return .failure(FailureMessage(id: id, error: .init(code: "unavailable", message: "the worker is stopping")))
-            }
-            if state.tasks[id] != nil {
-                return .failure(FailureMessage(id: id, error: .init(code: "invalidRequest", message: "request id \(id) is already in flight")))
             }
             return nil
         }

@@ -65,6 +65,21 @@ struct ProtocolTests {
         }
     }
 
+    @Test("Reusing the id of a request still in flight is a protocol error")
+    func reusedID() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 1, latency: "5s")) { cluster in
+            let raw = try RawSocket(path: cluster.folder.path + "/c.sock")
+            guard case .welcome? = try raw.greet() else {
+                Issue.record("no welcome")
+                return
+            }
+            raw.send(.request(RequestMessage(id: 5, path: "docs/hello.txt")))
+            raw.send(.request(RequestMessage(id: 5, path: "docs/other.txt")))
+            expectError(try raw.nextMessage(), .unexpectedMessage)
+            #expect(try raw.isClosedByPeer())
+        }
+    }
+
     @Test("A request before hello, and a client hello on the workers socket: error and close")
     func wrongOpenings() async throws {
         try await TestCluster.with { cluster in
