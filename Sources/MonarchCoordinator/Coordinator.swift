@@ -167,14 +167,16 @@ public final class Coordinator: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Closes every client and worker connection and every listener. Loop thread only.
+    /// Closes every listener, and every client and worker connection once what is queued for it
+    /// is written. Loop thread only.
     public func close() {
         draining = true
         for listener in listeners { listener.close() }
         listeners.removeAll()
-        for client in clients.values { client.connection.close() }
+        // Answers already queued still reach their clients before the close.
+        for client in clients.values { client.connection.stream.closeAfterWrites() }
         for pool in pools.values {
-            for worker in pool.workers { worker.connection.close() }
+            for worker in pool.workers { worker.connection.stream.closeAfterWrites() }
         }
     }
 }
