@@ -161,6 +161,12 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
+    /// Ends every wait in ``drain(timeout:)`` now, requests in flight or not. Loop thread only.
+    public func stopWaitingForDrain() {
+        loop.preconditionInEventLoop()
+        resumeDrainWaiters()
+    }
+
     private func resumeDrainWaiters() {
         let waiters = drainWaiters
         drainWaiters.removeAll()

@@ -72,18 +72,17 @@ public final class LocalCluster: Sendable {
         switch reason {
         case .drain:
             logger.info("stopping: answering the requests in flight (second signal stops at once)")
-            let now = Task {
+            // A second signal ends the wait for the drain.
+            let impatience = Task {
                 for await next in stops {
-                    if case .now = next { return }
+                    if case .now = next {
+                        loop.execute { coordinator.stopWaitingForDrain() }
+                        return
+                    }
                 }
             }
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await coordinator.drain(timeout: self.configuration.defaultTimeout) }
-                group.addTask { await now.value }
-                await group.next()
-                group.cancelAll()
-                now.cancel()
-            }
+            await coordinator.drain(timeout: configuration.defaultTimeout)
+            impatience.cancel()
         case .now, .failed:
             break
         }

@@ -59,6 +59,30 @@ struct LifecycleTests {
         }
     }
 
+    @Test("A second signal stops at once, without waiting for the requests in flight")
+    func secondSignalStopsAtOnce() async throws {
+        // Drains wait up to the default deadline (30 s); the worker would answer after 120 s.
+        try await TestCluster.with(ClusterOptions(bundleCount: 1, latency: "120s")) { cluster in
+            let inFlight = try await cluster.connect()
+            let observer = try await cluster.connect()
+            defer { Task { await inFlight.close(); await observer.close() } }
+            let slow = Task { await outcome(inFlight, Request(path: "docs/hello.txt")) }
+            try await eventually("the request to reach a worker") {
+                try await cluster.status(via: observer).inFlight == 1
+            }
+            cluster.up.signal(SIGTERM)
+            try await eventually("the coordinator to start draining") {
+                try await cluster.status(via: observer).draining
+            }
+            cluster.up.signal(SIGINT)
+            let status = try await cluster.up.waitForExit(timeout: 20)
+            #expect(status == 0, "stderr:\n\(cluster.up.stderr.text)")
+            // The abandoned request ends with the connection, not with an answer.
+            let answer = try await within(10, "the abandoned request to end") { await slow.value }
+            #expect(answer.success == nil, "\(answer)")
+        }
+    }
+
     @Test("SIGKILL monarch up: its workers exit by themselves")
     func workersOutliveNoCoordinator() async throws {
         try await TestCluster.with(ClusterOptions(bundleCount: 2)) { cluster in
