@@ -113,7 +113,8 @@ public final class LocalCluster: Sendable {
             throw ClusterError("cannot listen: \(error)")
         }
         let launches = WorkerLaunch.all(
-            for: configuration, coordinator: coordinator.workerAddress!, executableDirectory: executableDirectory)
+            for: configuration, coordinator: coordinator.workerAddress!, executableDirectory: executableDirectory,
+            logLevel: logger.logLevel.rawValue)
         // Workers inherit the environment; the token reaches them there, never on a command line.
         if let token = configuration.token { setenv("MONARCH_TOKEN", token, 1) }
         let supervisor = Supervisor(launches: launches, environment: nil, loop: loop, logger: logger)

@@ -18,16 +18,18 @@ struct WorkerLaunch: Sendable, Equatable {
         "\(directory)/monarch-\(kind)-worker"
     }
 
-    /// The launches for every worker `configuration` asks for, dialling in to `coordinator`.
+    /// The launches for every worker `configuration` asks for, dialling in to `coordinator` and
+    /// logging at `logLevel`.
     static func all(
-        for configuration: Configuration, coordinator: SocketAddress, executableDirectory: String
+        for configuration: Configuration, coordinator: SocketAddress, executableDirectory: String, logLevel: String
     ) -> [WorkerLaunch] {
         configuration.workers.flatMap { pool in
             (1...max(pool.count, 1)).prefix(pool.count).map { index in
                 let name = "\(pool.kind)-\(index)"
                 return WorkerLaunch(
                     kind: pool.kind, name: name, executable: executable(of: pool.kind, in: executableDirectory),
-                    arguments: ["--coordinator", coordinator.description, "--name", name] + settingArguments(pool.settings))
+                    arguments: ["--coordinator", coordinator.description, "--name", name, "--log-level", logLevel]
+                        + settingArguments(pool.settings))
             }
         }
     }
