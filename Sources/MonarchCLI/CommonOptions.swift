@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Logging
 import MonarchConfig
+import MonarchLoop
 import MonarchWire
 
 /// Options every subcommand that reads the configuration shares.
@@ -25,14 +26,9 @@ struct ConfigOptions: ParsableArguments {
         }
     }
 
-    /// Sends logs to standard error at the chosen level.
-    func bootstrapLogging() -> Logger {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+    /// Sets the process up (logs to standard error at the chosen level, SIGPIPE ignored).
+    func startProcess() -> Logger {
+        ProcessSetup.start(logLevel: logLevel)
         return Logger(label: "monarch")
     }
 }

@@ -10,6 +10,7 @@ import Glibc
 import Monarch
 import MonarchClient
 import MonarchConfig
+import MonarchLoop
 import MonarchWire
 
 /// `monarch get`: one request through the cluster.
@@ -46,7 +47,7 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
+        _ = options.startProcess()
         let target = try coordinatorAddress()
         var request = Request(path: path, policy: policy)
         if let deadline {
@@ -55,7 +56,7 @@ struct GetCommand: AsyncParsableCommand {
             }
             request.deadline = duration
         }
-        let token = ProcessEnvironment.value(of: "MONARCH_TOKEN")
+        let token = ProcessSetup.environment("MONARCH_TOKEN")
         let client: MonarchClient
         do {
             client = try await MonarchClient.connect(to: target, token: token)
@@ -85,7 +86,7 @@ struct GetCommand: AsyncParsableCommand {
         let text: String
         if let address {
             text = address
-        } else if let fromEnvironment = ProcessEnvironment.value(of: "MONARCH_ADDRESS"), !fromEnvironment.isEmpty {
+        } else if let fromEnvironment = ProcessSetup.environment("MONARCH_ADDRESS") {
             text = fromEnvironment
         } else {
             return try options.loadConfiguration().listen.clients[0]
@@ -99,11 +100,3 @@ struct GetCommand: AsyncParsableCommand {
 }
 
 extension CachePolicy: ExpressibleByArgument {}
-
-/// Reads this process's environment.
-enum ProcessEnvironment {
-    /// The value of the variable `name`, if set.
-    static func value(of name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
-}

@@ -3,6 +3,7 @@ import ArgumentParser
 import Glibc
 #endif
 import MonarchCoordinator
+import MonarchLoop
 
 /// `monarch up`: the coordinator and its workers in the foreground.
 struct UpCommand: AsyncParsableCommand {
@@ -19,9 +20,8 @@ struct UpCommand: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
         let configuration = try options.loadConfiguration()
-        let logger = options.bootstrapLogging()
+        let logger = options.startProcess()
         let cluster = LocalCluster(
             configuration: configuration, executableDirectory: executableDirectory(), logger: logger)
         do {

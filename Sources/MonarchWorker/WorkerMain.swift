@@ -32,25 +32,3 @@ public enum WorkerMain {
         }
     }
 }
-
-/// Logging and environment set-up shared by worker executables.
-public enum WorkerLogging {
-    /// Sends logs to standard error, labelled with the worker's name, at `level` (info when
-    /// the name is not a level).
-    public static func bootstrap(name: String, level: String) -> Logger {
-        let level = Logger.Level(rawValue: level) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        return Logger(label: name)
-    }
-
-    /// The value of environment variable `name`, if set and not empty.
-    public static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let text = String(cString: value)
-        return text.isEmpty ? nil : text
-    }
-}

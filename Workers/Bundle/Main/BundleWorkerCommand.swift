@@ -36,8 +36,8 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
-        let logger = WorkerLogging.bootstrap(name: name, level: logLevel)
+        ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        let logger = Logger(label: name)
         let address: SocketAddress
         do {
             address = try SocketAddress(parsing: coordinator)
@@ -54,7 +54,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let runtime = WorkerRuntime(
-            identity: WorkerIdentity(kind: "bundle", name: name, token: WorkerLogging.environment("MONARCH_TOKEN")),
+            identity: WorkerIdentity(kind: "bundle", name: name, token: ProcessSetup.environment("MONARCH_TOKEN")),
             provider: BundleProvider(store: store, latency: .milliseconds(Int64(clamping: latencyMs))),
             loop: loop, logger: logger)
         logger.info("serving \(store.root)")
