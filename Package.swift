@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "MonarchLoop", targets: ["MonarchLoop"]),
         .executable(name: "monarch", targets: ["MonarchCLI"]),
         .executable(name: "monarch-bundle-worker", targets: ["BundleWorker"]),
+        .executable(name: "monarch-cache-worker", targets: ["CacheWorker"]),
+        .executable(name: "monarch-network-worker", targets: ["NetworkWorker"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
     ],
     dependencies: [
@@ -29,6 +31,16 @@ let package = Package(
             name: "CLibUV",
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
         // The wire protocol core: framing, the message codec and addresses. Pure Swift, no I/O.
@@ -91,6 +103,28 @@ let package = Package(
             dependencies: ["MonarchBundle", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
             path: "Workers/Bundle/Main"
         ),
+        .target(
+            name: "MonarchCache",
+            dependencies: ["CSQLite", "Monarch", "MonarchLoop", "MonarchWire", "MonarchWorker", logging],
+            path: "Workers/Cache/Sources"
+        ),
+        .executableTarget(
+            name: "CacheWorker",
+            dependencies: ["MonarchCache", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
+            path: "Workers/Cache/Main"
+        ),
+        // libcurl's variadic calls, wrapped for Swift.
+        .target(name: "CCurlShim", dependencies: ["CCurl"], path: "Workers/Network/Shim"),
+        .target(
+            name: "MonarchNetwork",
+            dependencies: ["CCurl", "CCurlShim", "CLibUV", "Monarch", "MonarchLoop", "MonarchWire", logging],
+            path: "Workers/Network/Sources"
+        ),
+        .executableTarget(
+            name: "NetworkWorker",
+            dependencies: ["MonarchNetwork", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
+            path: "Workers/Network/Main"
+        ),
 
         // Benchmarks: frame round trips on the Swift layer against a C program on libuv.
         .executableTarget(
@@ -114,6 +148,10 @@ let package = Package(
             dependencies: ["Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchWire"]
         ),
         .testTarget(name: "MonarchBundleTests", dependencies: ["Monarch", "MonarchBundle", "MonarchLoop"]),
+        .testTarget(
+            name: "MonarchCacheTests", dependencies: ["Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+        ),
+        .testTarget(name: "MonarchNetworkTests", dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire"]),
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",

@@ -46,6 +46,22 @@ extension Response {
     }
 }
 
+extension Response {
+    /// The response a `store` message hands a cache, fresh for its `ttlMs`.
+    public init(_ message: StoreMessage) {
+        self.init(
+            status: message.status, headers: message.headers ?? [:], body: message.body ?? .init(),
+            ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) })
+    }
+
+    /// This response as a `store` message keeping it under `key`, fresh for `ttl` (for ever when nil).
+    public func storeMessage(id: MessageID, key: String, ttl: Duration?) -> StoreMessage {
+        StoreMessage(
+            id: id, key: key, status: status, headers: headers.isEmpty ? nil : headers,
+            body: body.isEmpty ? nil : body, ttlMs: ttl?.wholeMilliseconds)
+    }
+}
+
 extension ProviderOutcome {
     /// A worker's answer to request `id` as the message that carries it.
     public func message(id: MessageID, source: String) -> WireMessage {

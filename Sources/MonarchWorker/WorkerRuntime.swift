@@ -113,10 +113,43 @@ public final class WorkerRuntime: Sendable {
             try? await connection.send(.pong(PongMessage(id: ping.id)))
         case .status(let status):
             try? await connection.send(.result(ResultMessage(id: status.id, data: counters.resultData)))
+        case .store(let store):
+            maintain(store.id, on: connection) { cache throws(ProviderFailure) in
+                try await cache.store(Response(store), under: store.key)
+                return ["stored": .bool(true)]
+            }
+        case .invalidate(let invalidate):
+            maintain(invalidate.id, on: connection) { cache throws(ProviderFailure) in
+                ["removed": .integer(Int64(try await cache.invalidate(invalidate.target)))]
+            }
         case .error(let error):
             logger.error("the coordinator reported a protocol error: \(error.code.rawValue): \(error.message)")
         default:
             logger.warning("ignoring an unexpected \(message.type) message from the coordinator")
+        }
+    }
+
+    /// Runs a `store` or `invalidate` against the provider, if it is a cache, and sends the
+    /// `result` (or a `failure`) answering `id`.
+    private func maintain(
+        _ id: MessageID, on connection: AsyncFrameConnection,
+        _ operation: @escaping @Sendable (any CacheMaintenance) async throws(ProviderFailure) -> [String: JSONValue]
+    ) {
+        let provider = self.provider
+        let kind = identity.kind
+        Task(executorPreference: loop) {
+            let answer: WireMessage
+            if let cache = provider as? any CacheMaintenance {
+                do throws(ProviderFailure) {
+                    answer = .result(ResultMessage(id: id, data: try await operation(cache)))
+                } catch {
+                    answer = .failure(FailureMessage(id: id, error: .init(code: error.code, message: error.message)))
+                }
+            } else {
+                answer = .failure(FailureMessage(
+                    id: id, error: .init(code: "invalidRequest", message: "a \(kind) worker keeps no responses")))
+            }
+            try? await connection.send(answer)
         }
     }
 

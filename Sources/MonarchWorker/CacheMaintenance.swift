@@ -1,0 +1,20 @@
+import Monarch
+import MonarchWire
+
+/// What a worker that keeps responses (a cache) does with the coordinator's `store` and
+/// `invalidate` messages. A worker whose provider is not a cache answers them with a
+/// `invalidRequest` failure.
+public protocol CacheMaintenance: Sendable {
+    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil). Returns
+    /// only once the entry is as durable as the store promises (on disk for a file store), so
+    /// an acknowledged store survives a restart.
+    ///
+    /// - Throws: ``ProviderFailure`` when the entry cannot be kept.
+    func store(_ response: Response, under key: String) async throws(ProviderFailure)
+
+    /// Drops the entry under `target`'s key, or every entry whose key starts with its prefix.
+    ///
+    /// - Returns: how many entries were dropped.
+    /// - Throws: ``ProviderFailure`` when the store cannot be changed.
+    func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int
+}

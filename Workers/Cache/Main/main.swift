@@ -1,0 +1,2 @@
+// Placeholder until the Cache worker lands.
+print("not built yet")

@@ -1,0 +1,2 @@
+// The cache worker library: placeholder until the cache store lands.
+enum CachePlaceholder {}

@@ -1,0 +1,2 @@
+// Placeholder until the Network worker lands.
+print("not built yet")

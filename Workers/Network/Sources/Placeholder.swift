@@ -1,0 +1,2 @@
+// The network worker library: placeholder until the fetcher lands.
+enum NetworkPlaceholder {}
