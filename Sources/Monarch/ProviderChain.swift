@@ -5,8 +5,19 @@
 /// asked; misses and failures are recorded and pass the request on. When every provider missed
 /// or failed, the request gets one ``ChainError`` listing each outcome. When a provider answers
 /// with a cacheable success, every ``ResponseStoring`` provider asked before it is handed the
-/// response (write-back), without delaying the answer. A request whose policy is `noCache`
-/// skips storing providers altogether.
+/// response (write-back), without delaying the answer.
+///
+/// The request's cache policy (``CachePolicy``, `cacheFirst` when nil) decides how storing
+/// providers and stale responses (past their TTL) are used:
+/// - `cacheFirst`: providers in order; a stale response is not answered but revalidated: the
+///   later providers are asked with `If-None-Match` / `If-Modified-Since` from it, and a
+///   `304` makes it fresh again (and is written back).
+/// - `networkFirst`: the providers that do not store first; the storing ones, stale answers
+///   allowed, only when all of those missed or failed (stale if error).
+/// - `cacheThenRefresh`: a stale response is answered at once, and the later providers are
+///   asked in the background to refresh it — once per cache key at a time (stale while
+///   revalidate).
+/// - `noCache`: storing providers are neither asked nor handed the response.
 public struct ProviderChain: Sendable {
     /// One provider and the domain it was registered with.
     public struct Registration: Sendable {
@@ -18,6 +29,8 @@ public struct ProviderChain: Sendable {
 
     /// The registrations, in order.
     public private(set) var registrations: [Registration] = []
+    /// The background refreshes of this chain under way.
+    public let refreshes = RefreshGate()
 
     /// An empty chain.
     public init() {}
@@ -37,60 +50,39 @@ public struct ProviderChain: Sendable {
     /// - Throws: ``ChainError`` (`noProviders`, `exhausted`, or `cancelled` when the task was
     ///   cancelled before an answer).
     public func perform(_ request: Request) async throws(ChainError) -> Response {
-        try await Self.perform(request, along: providers(for: request.domain))
+        try await Self.perform(request, along: providers(for: request.domain), refreshes: refreshes)
     }
 
-    /// Runs `request` down `providers`, in order, with the chain's rules.
+    /// Runs `request` down `providers` with the chain's rules.
     ///
-    /// - Parameter onAttempt: told about each miss or failure as it happens (for progress
-    ///   reports such as the attempts listed when a deadline passes).
+    /// - Parameters:
+    ///   - refreshes: where `cacheThenRefresh` claims its background refreshes (a gate of
+    ///     its own when nil, which then refreshes once per request that read stale).
+    ///   - onAttempt: told about each miss or failure as it happens (for progress reports
+    ///     such as the attempts listed when a deadline passes).
     /// - Throws: ``ChainError``.
     public static func perform(
-        _ request: Request, along providers: [any RequestProvider],
+        _ request: Request, along providers: [any RequestProvider], refreshes: RefreshGate = RefreshGate(),
         onAttempt: (ProviderAttempt) -> Void = { _ in }
     ) async throws(ChainError) -> Response {
-        let usable = asked(for: request, from: providers)
+        let usable = reachable(for: request, from: providers)
         guard !usable.isEmpty else {
             throw ChainError(.noProviders, "no provider serves the request's domain (\(request.domain))")
         }
-        var attempts: [ProviderAttempt] = []
-        for (position, provider) in usable.enumerated() {
-            if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
-            switch await provider.perform(request) {
-            case .response(var response):
-                if response.source == nil { response.source = provider.name }
-                writeBack(response, for: request, to: usable[..<position])
-                return response
-            case .miss(let reason):
-                let attempt = ProviderAttempt(provider: provider.name, outcome: .miss, message: reason)
-                attempts.append(attempt)
-                onAttempt(attempt)
-            case .failure(let failure):
-                let outcome: ProviderAttempt.Outcome =
-                    failure.code == ProviderFailure.cancelled.code ? .cancelled : .failure
-                let attempt = ProviderAttempt(
-                    provider: provider.name, outcome: outcome, code: failure.code, message: failure.message)
-                attempts.append(attempt)
-                onAttempt(attempt)
-            }
-        }
-        if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
-        throw ChainError.exhausted(attempts)
+        let run = ChainRun(request: request, providers: usable, refreshes: refreshes)
+        return try await run.answer(onAttempt: onAttempt)
     }
 
-    /// The providers of `providers` that `request` is asked of, in order: all of them, less the
-    /// storing ones when the policy is `noCache`.
+    /// The providers of `providers` that `request` is asked of, in the order they are asked
+    /// (until one answers): the storing ones last under `networkFirst`, not at all under `noCache`.
     public static func asked(for request: Request, from providers: [any RequestProvider]) -> [any RequestProvider] {
-        request.policy == .noCache ? providers.filter { !($0 is any ResponseStoring) } : providers
+        let usable = reachable(for: request, from: providers)
+        return ChainRun.askingOrder(request.policy, usable).map { usable[$0] }
     }
 
-    /// Hands a cacheable success to the storing providers asked before the one that answered.
-    private static func writeBack(
-        _ response: Response, for request: Request, to earlier: ArraySlice<any RequestProvider>
-    ) {
-        guard response.isSuccess, response.cacheable, !response.stale, request.isReadOnly else { return }
-        for case let store as any ResponseStoring in earlier {
-            Task { await store.store(response, for: request) }
-        }
+    /// The providers of `providers` that `request` may reach, in chain order: all of them, less
+    /// the storing ones under `noCache`.
+    static func reachable(for request: Request, from providers: [any RequestProvider]) -> [any RequestProvider] {
+        request.policy == .noCache ? providers.filter { !($0 is any ResponseStoring) } : providers
     }
 }

@@ -116,7 +116,7 @@ import Testing
             WriteBackCase(name: "304", outcome: ok("", status: 304)),
             WriteBackCase(name: "500", outcome: ok("boom", status: 500)),
             WriteBackCase(name: "uncacheable", outcome: ok("secret", cacheable: false)),
-            WriteBackCase(name: "stale", outcome: ok("old", stale: true)),
+            WriteBackCase(name: "stale", outcome: ok("old", stale: true), policy: .cacheThenRefresh),
             WriteBackCase(name: "POST", outcome: ok("created", status: 201), method: "POST"),
             WriteBackCase(name: "DELETE", outcome: ok("deleted"), method: "DELETE"),
           ])
@@ -125,7 +125,7 @@ import Testing
         let subject = chain(
             StoringProvider("memory", log: log, probe: probe),
             StubProvider("network", testCase.outcome, log: log))
-        _ = try await subject.perform(Request(path: "subject", method: testCase.method))
+        _ = try await subject.perform(Request(path: "subject", method: testCase.method, policy: testCase.policy))
         try await expectOnlySentinelStored(probe)
     }
 
@@ -183,7 +183,7 @@ import Testing
         #expect(await log.calls.isEmpty)
     }
 
-    @Test("other policies still ask storing providers", arguments: [CachePolicy.cacheFirst, .networkFirst, .cacheThenRefresh])
+    @Test("cacheFirst and cacheThenRefresh ask storing providers first", arguments: [CachePolicy.cacheFirst, .cacheThenRefresh])
     func otherPoliciesAskStores(policy: CachePolicy) async throws {
         let probe = StoreProbe()
         let subject = chain(
@@ -263,6 +263,7 @@ struct WriteBackCase: Sendable, CustomTestStringConvertible {
     var name: String
     var outcome: ProviderOutcome
     var method: String = "GET"
+    var policy: CachePolicy? = nil
 
     var testDescription: String { name }
 }
