@@ -49,6 +49,11 @@ public struct Request: Sendable, Hashable {
     /// Whether the method only reads (`GET`, `HEAD`): such requests may be coalesced and cached;
     /// mutations never are.
     public var isReadOnly: Bool { method == "GET" || method == "HEAD" }
+
+    /// Whether sending the request twice has the effect of sending it once (`GET`, `HEAD`,
+    /// `PUT`, `DELETE`, `OPTIONS`): only such requests are retried after a lost worker or a
+    /// failed connection.
+    public var isIdempotent: Bool { isReadOnly || ["PUT", "DELETE", "OPTIONS"].contains(method) }
 }
 
 /// What routing decided about a request, handed on to the providers that serve it.

@@ -41,14 +41,10 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object: status, source, headers, body (or bodyBase64), or the error.")
     var json = false
 
-    @Option(help: "The coordinator's address: unix:PATH or tcp:HOST:PORT.")
-    var address: String?
-
-    @OptionGroup var options: ConfigOptions
+    @OptionGroup var coordinator: CoordinatorOptions
 
     func run() async throws {
-        _ = options.startProcess()
-        let target = try coordinatorAddress()
+        _ = coordinator.config.startProcess()
         var request = Request(path: path, policy: policy)
         if let deadline {
             guard let duration = parseDuration(deadline) else {
@@ -56,11 +52,10 @@ struct GetCommand: AsyncParsableCommand {
             }
             request.deadline = duration
         }
-        let token = ProcessSetup.environment("MONARCH_TOKEN")
         let client: MonarchClient
         do {
-            client = try await MonarchClient.connect(to: target, token: token)
-        } catch {
+            client = try await coordinator.connect()
+        } catch let error as MonarchClientError {
             GetOutput.report(error, json: json)
             throw ExitCode(2)
         }
@@ -78,23 +73,6 @@ struct GetCommand: AsyncParsableCommand {
             GetOutput.report(error, json: json)
             if case .chain = error { throw ExitCode.failure }
             throw ExitCode(2)
-        }
-    }
-
-    /// `--address`, else `MONARCH_ADDRESS`, else the configuration's first client address.
-    private func coordinatorAddress() throws -> SocketAddress {
-        let text: String
-        if let address {
-            text = address
-        } else if let fromEnvironment = ProcessSetup.environment("MONARCH_ADDRESS") {
-            text = fromEnvironment
-        } else {
-            return try options.loadConfiguration().listen.clients[0]
-        }
-        do {
-            return try SocketAddress(parsing: text)
-        } catch {
-            throw ValidationError("\(error)")
         }
     }
 }

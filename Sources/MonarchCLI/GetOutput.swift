@@ -43,7 +43,7 @@ enum GetOutput {
 
     /// Prints `error` on standard error, and as JSON on standard output with `--json`.
     static func report(_ error: MonarchClientError, json: Bool) {
-        writeAll(Array("monarch get: \(error)\n".utf8), to: STDERR_FILENO)
+        printToStandardError("monarch get: \(error)")
         guard json else { return }
         let detail: FailureMessage.Detail
         switch error {
@@ -60,16 +60,5 @@ enum GetOutput {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         writeAll(Array(data) + [UInt8(ascii: "\n")], to: STDOUT_FILENO)
-    }
-
-    /// Writes all of `bytes` to the file descriptor, however many calls it takes.
-    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
     }
 }

@@ -46,7 +46,7 @@ final class ClientSession: @unchecked Sendable {
         case .scale(let admin):
             send(unsupported(admin.id, "scale"))
         case .invalidate(let admin):
-            send(unsupported(admin.id, "invalidate"))
+            Task(executorPreference: connection.loop) { [self] in send(await coordinator.invalidate(admin)) }
         case .store(let admin):
             send(unsupported(admin.id, "store"))
         case .error(let error):

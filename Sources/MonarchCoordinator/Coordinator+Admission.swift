@@ -78,7 +78,8 @@ extension Coordinator {
         } else {
             // A kind no domain names: it registers, but no request will reach it.
             logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers")
-            pool = WorkerPool(kind: kind, loop: loop)
+            pool = CachePool.kinds.contains(kind)
+                ? CachePool(kind: kind, loop: loop, logger: logger) : WorkerPool(kind: kind, loop: loop)
         }
         workerCount[kind, default: 0] += 1
         let id = "\(kind)-\(workerCount[kind]!)"

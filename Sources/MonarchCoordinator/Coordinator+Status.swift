@@ -23,6 +23,9 @@ extension Coordinator {
             "tripsStarted": .integer(Int64(flights.started)),
             "tripsJoined": .integer(Int64(flights.joined)),
             "draining": .bool(draining),
+            "refreshesStarted": .integer(Int64(flights.refreshes.started)),
+            "writeBacks": .integer(Int64(cachePools.map(\.stores).reduce(0, +))),
+            "writeBackFailures": .integer(Int64(cachePools.map(\.storeFailures).reduce(0, +))),
         ]
     }
 }

@@ -60,7 +60,8 @@ public final class Coordinator: @unchecked Sendable {
         var pools: [String: WorkerPool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)
         where pools[kind] == nil {
-            pools[kind] = WorkerPool(kind: kind, loop: loop)
+            pools[kind] = CachePool.kinds.contains(kind)
+                ? CachePool(kind: kind, loop: loop, logger: logger) : WorkerPool(kind: kind, loop: loop)
         }
         self.pools = pools
         self.chains = Dictionary(uniqueKeysWithValues: configuration.domains.map { domain in

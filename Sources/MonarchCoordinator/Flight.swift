@@ -24,7 +24,8 @@ final class Flight: @unchecked Sendable {
 
     /// Starts the trip: `request` down `providers`.
     init(
-        request: Request, providers: [any RequestProvider], loop: EventLoop, onFinish: @escaping (Flight) -> Void
+        request: Request, providers: [any RequestProvider], refreshes: RefreshGate, loop: EventLoop,
+        onFinish: @escaping (Flight) -> Void
     ) {
         self.loop = loop
         self.onFinish = onFinish
@@ -33,7 +34,9 @@ final class Flight: @unchecked Sendable {
         task = Task(executorPreference: loop) { [self] in
             let result: Result<Response, ChainError> = await WorkerPool.$tripEnd.withValue(end) {
                 do throws(ChainError) {
-                    return .success(try await ProviderChain.perform(request, along: providers) { attempts.append($0) })
+                    return .success(try await ProviderChain.perform(request, along: providers, refreshes: refreshes) {
+                        attempts.append($0)
+                    })
                 } catch {
                     return .failure(error)
                 }
@@ -125,6 +128,8 @@ final class FlightTable: @unchecked Sendable {
     private(set) var joined = 0
     /// Trips started.
     private(set) var started = 0
+    /// The background refreshes (`cacheThenRefresh`) under way, at most one per cache key.
+    let refreshes = RefreshGate()
 
     init(loop: EventLoop) { self.loop = loop }
 
@@ -143,7 +148,7 @@ final class FlightTable: @unchecked Sendable {
             flight = underWay
         } else {
             started += 1
-            flight = Flight(request: request, providers: providers, loop: loop) { [unowned self] finished in
+            flight = Flight(request: request, providers: providers, refreshes: refreshes, loop: loop) { [unowned self] finished in
                 if let key, flights[key] === finished { flights[key] = nil }
             }
             if let key { flights[key] = flight }

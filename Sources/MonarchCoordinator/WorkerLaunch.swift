@@ -29,25 +29,38 @@ struct WorkerLaunch: Sendable, Equatable {
                 return WorkerLaunch(
                     kind: pool.kind, name: name, executable: executable(of: pool.kind, in: executableDirectory),
                     arguments: ["--coordinator", coordinator.description, "--name", name, "--log-level", logLevel]
-                        + settingArguments(pool.settings))
+                        + settingArguments(pool.settings, ordinal: index))
             }
         }
     }
 
-    /// A pool's settings as command-line options of its worker executable.
-    static func settingArguments(_ settings: Configuration.WorkerSettings) -> [String] {
+    /// A pool's settings as command-line options of its worker executable, for the pool's
+    /// `ordinal`-th worker (from 1).
+    static func settingArguments(_ settings: Configuration.WorkerSettings, ordinal: Int = 1) -> [String] {
         switch settings {
         case .bundle(let root, let latency):
             var arguments = ["--root", root]
             if latency > .zero { arguments += ["--latency-ms", String(latency.wholeMilliseconds)] }
             return arguments
         case .cache(let store, let memoryBytes):
-            var arguments: [String] = []
-            if let store { arguments += ["--store", store] }
+            var arguments = store.map { ["--store", storePath($0, ordinal: ordinal)] } ?? ["--memory-only"]
             if let memoryBytes { arguments += ["--memory-bytes", String(memoryBytes)] }
             return arguments
         case .network(let allow):
             return allow.flatMap { ["--allow", $0] }
         }
+    }
+
+    /// The store of a pool's `ordinal`-th cache worker: each worker keeps its own file (its
+    /// shard), the first the configured one, the others numbered beside it
+    /// (`sqlite:run/cache.db` → `sqlite:run/cache-2.db`), so names and files stay paired
+    /// across restarts and scaling.
+    static func storePath(_ store: String, ordinal: Int) -> String {
+        guard ordinal > 1 else { return store }
+        let slash = store.lastIndex(of: "/") ?? store.startIndex
+        guard let dot = store[slash...].lastIndex(of: "."), dot > store.index(after: slash) else {
+            return "\(store)-\(ordinal)"
+        }
+        return "\(store[..<dot])-\(ordinal)\(store[dot...])"
     }
 }

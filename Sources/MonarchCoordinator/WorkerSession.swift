@@ -31,6 +31,8 @@ final class WorkerSession: @unchecked Sendable {
     private(set) var answered = 0
     /// Why the connection ended, once it has.
     private(set) var lostReason: String?
+    /// Callers of ``exchange(_:)`` waiting for a `result` or `failure`, by id.
+    private var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
     /// Called once when the connection ends.
     var onLost: ((WorkerSession) -> Void)?
 
@@ -80,19 +82,50 @@ final class WorkerSession: @unchecked Sendable {
         }
     }
 
+    /// The name keys are sharded on: the worker's own (stable across restarts), else its id.
+    var shardName: String { hello.name ?? id }
+
+    /// Sends the admin message `make` builds with a fresh id (`store`, `invalidate`, `status`)
+    /// and waits for the worker's `result` or `failure`; nil when the worker is lost first or
+    /// the message cannot be sent. Runs on the loop.
+    func exchange(_ make: (MessageID) -> WireMessage) async -> WireMessage? {
+        connection.loop.preconditionInEventLoop()
+        guard lostReason == nil else { return nil }
+        let id = nextID
+        nextID += 1
+        do {
+            try connection.send(make(id))
+        } catch {
+            return nil
+        }
+        return await withCheckedContinuation { continuation in
+            if lostReason != nil { return continuation.resume(returning: nil) }
+            exchanges[id] = continuation
+        }
+    }
+
     /// Asks the worker to stop working on request `id`; its final answer is still expected.
     private func cancel(_ id: MessageID) {
         try? connection.send(.cancel(CancelMessage(id: id)))
     }
 
     private func received(_ message: WireMessage) {
+        if let id = message.id, let exchange = exchanges.removeValue(forKey: id) {
+            switch message {
+            case .result, .failure: return exchange.resume(returning: message)
+            default: exchanges[id] = exchange
+            }
+        }
         let outcome: ProviderOutcome
         switch message {
         case .response(let response): outcome = .response(Response(response))
         case .miss(let miss): outcome = .miss(reason: miss.reason)
         case .failure(let failure):
             outcome = .failure(ProviderFailure(code: failure.error.code, message: failure.error.message))
-        case .pong, .result:
+        case .pong:
+            return
+        case .result(let result):
+            connection.fail(ProtocolError(.unexpectedMessage, "no exchange \(result.id) is under way on this connection", id: result.id))
             return
         case .ping(let ping):
             // Workers may ping too (protocol section 1), and every ping is answered.
@@ -126,6 +159,9 @@ final class WorkerSession: @unchecked Sendable {
             logger.info("\(reason)")
         }
         for continuation in stranded.values { continuation.resume(returning: .lost(reason)) }
+        let unanswered = exchanges
+        exchanges.removeAll()
+        for continuation in unanswered.values { continuation.resume(returning: nil) }
         let onLost = self.onLost
         self.onLost = nil
         onLost?(self)

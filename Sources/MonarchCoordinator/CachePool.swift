@@ -1,0 +1,88 @@
+import Logging
+import Monarch
+import MonarchLoop
+import MonarchWire
+
+/// A pool of cache workers: keys are sharded across them by rendezvous hashing on the
+/// workers' names, so each key lives on one worker (reads, and write-back with `store`, go
+/// there) and a worker joining or leaving moves only its share of keys. Invalidation goes to
+/// every worker. Any task; the work runs on the loop.
+final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
+    private let logger: Logger
+    /// Entries handed to the workers to keep, and how many of those they refused.
+    private(set) var stores = 0
+    private(set) var storeFailures = 0
+
+    init(kind: String, loop: EventLoop, logger: Logger) {
+        self.logger = logger
+        super.init(kind: kind, loop: loop)
+    }
+
+    /// The kinds whose workers keep responses, and so form cache pools.
+    static let kinds: Set<String> = ["cache"]
+
+    /// The worker that owns `key`, among the connected ones not `excluded`.
+    func owner(of key: String, excluding excluded: [String] = []) -> WorkerSession? {
+        let candidates = workers.filter { $0.lostReason == nil && !excluded.contains($0.id) }
+        return Rendezvous.owner(of: key, among: candidates.map(\.shardName)).map { candidates[$0] }
+    }
+
+    override func choose(for request: Request, excluding excluded: [String]) -> WorkerSession? {
+        guard let key = request.route.cacheKey else { return super.choose(for: request, excluding: excluded) }
+        return owner(of: key, excluding: excluded)
+    }
+
+    /// Hands `response` to the worker owning the request's key, fresh for the response's TTL
+    /// (the upstream's) or else the route's. Failures are logged: write-back never fails a request.
+    func store(_ response: Response, for request: Request) async {
+        guard let key = request.route.cacheKey else { return }
+        await withTaskExecutorPreference(loop) {
+            guard let worker = owner(of: key) else { return }
+            stores += 1
+            let ttl = response.ttl ?? request.route.ttl
+            switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl)) }) {
+            case .result?: break
+            case .failure(let failure)?:
+                storeFailures += 1
+                logger.warning("\(worker.id) did not keep \(key): \(failure.error.code): \(failure.error.message)")
+            default:
+                storeFailures += 1
+                logger.warning("\(worker.id) was lost before it acknowledged keeping \(key)")
+            }
+        }
+    }
+
+    /// What an invalidation did across the pool.
+    struct InvalidationReport: Sendable {
+        /// Entries removed, summed over the workers.
+        var removed = 0
+        /// Workers that answered.
+        var workers = 0
+        /// Why the others did not.
+        var failures: [String] = []
+    }
+
+    /// Drops `target` from every connected worker.
+    func invalidate(_ target: InvalidateMessage.Target) async -> InvalidationReport {
+        await withTaskExecutorPreference(loop) {
+            var report = InvalidationReport()
+            await withTaskGroup(of: (String, WireMessage?).self) { group in
+                for worker in connected {
+                    group.addTask { (worker.id, await worker.exchange { .invalidate(InvalidateMessage(id: $0, target: target)) }) }
+                }
+                for await (id, answer) in group {
+                    switch answer {
+                    case .result(let result)?:
+                        report.workers += 1
+                        if case .integer(let removed)? = result.data?["removed"] { report.removed += Int(removed) }
+                    case .failure(let failure)?:
+                        report.failures.append("\(id): \(failure.error.code): \(failure.error.message)")
+                    default:
+                        report.failures.append("\(id): lost before it answered")
+                    }
+                }
+            }
+            return report
+        }
+    }
+}

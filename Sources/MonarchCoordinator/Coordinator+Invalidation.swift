@@ -1,0 +1,40 @@
+import Monarch
+import MonarchWire
+
+extension Coordinator {
+    /// The pools whose workers keep responses.
+    var cachePools: [CachePool] { pools.keys.sorted().compactMap { pools[$0] as? CachePool } }
+
+    /// Drops the entries `message` names from every cache worker: a `result` with `removed`
+    /// (entries) and `workers` (that answered), or a `failure` when no cache worker is
+    /// connected or one of them did not answer (`invalidateIncomplete`: the others did drop
+    /// theirs). Loop thread.
+    func invalidate(_ message: InvalidateMessage) async -> WireMessage {
+        loop.preconditionInEventLoop()
+        var total = CachePool.InvalidationReport()
+        for pool in cachePools {
+            let report = await pool.invalidate(message.target)
+            total.removed += report.removed
+            total.workers += report.workers
+            total.failures += report.failures
+        }
+        let what = switch message.target {
+        case .key(let key): "key \"\(key)\""
+        case .prefix(let prefix): "prefix \"\(prefix)\""
+        }
+        if total.workers == 0, total.failures.isEmpty {
+            return .failure(FailureMessage(
+                id: message.id, error: .init(code: "unavailable", message: "no cache worker is connected to invalidate \(what)")))
+        }
+        guard total.failures.isEmpty else {
+            return .failure(FailureMessage(id: message.id, error: .init(
+                code: "invalidateIncomplete",
+                message: "\(what): removed \(total.removed) on \(total.workers) worker(s), but not on: "
+                    + total.failures.joined(separator: "; "))))
+        }
+        logger.info("invalidated \(what): \(total.removed) entr\(total.removed == 1 ? "y" : "ies") on \(total.workers) worker(s)")
+        return .result(ResultMessage(id: message.id, data: [
+            "removed": .integer(Int64(total.removed)), "workers": .integer(Int64(total.workers)),
+        ]))
+    }
+}
