@@ -9,8 +9,9 @@ import MonarchWire
 /// every worker. Any task; the work runs on the loop.
 final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     private let logger: Logger
-    /// Entries handed to the workers to keep, and how many of those they refused.
+    /// Write-backs the workers acknowledged (the entry is kept, on disk for a file store).
     private(set) var stores = 0
+    /// Write-backs a worker refused or was lost before acknowledging.
     private(set) var storeFailures = 0
 
     init(kind: String, loop: EventLoop, logger: Logger) {
@@ -38,10 +39,9 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         guard let key = request.route.cacheKey else { return }
         await withTaskExecutorPreference(loop) {
             guard let worker = owner(of: key) else { return }
-            stores += 1
             let ttl = response.ttl ?? request.route.ttl
             switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl)) }) {
-            case .result?: break
+            case .result?: stores += 1
             case .failure(let failure)?:
                 storeFailures += 1
                 logger.warning("\(worker.id) did not keep \(key): \(failure.error.code): \(failure.error.message)")

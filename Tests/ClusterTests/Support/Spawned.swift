@@ -135,8 +135,10 @@ func processIsGone(_ pid: Int32) -> Bool {
     return state == "Z" || state == "X"
 }
 
-/// Whether `pid` is a running `monarch-bundle-worker` (guards against killing a reused pid).
-func isBundleWorker(_ pid: Int32) -> Bool {
+/// Whether `pid` is a running Monarch worker, `monarch-KIND-worker` (guards against killing a
+/// reused pid).
+func isMonarchWorker(_ pid: Int32) -> Bool {
     guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-    return String(decoding: cmdline, as: UTF8.self).contains("monarch-bundle-worker") && !processIsGone(pid)
+    let program = String(decoding: cmdline.prefix { $0 != 0 }, as: UTF8.self)
+    return program.hasPrefix(Executables.directory + "/monarch-") && program.hasSuffix("-worker") && !processIsGone(pid)
 }

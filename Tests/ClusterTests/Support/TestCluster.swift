@@ -44,6 +44,9 @@ struct ClusterOptions: Sendable {
     var latency: String?
     /// Whether the bundle folder exists.
     var createBundle = true
+    /// Replaces everything after `listen` (domains, routes, workers, …); `$FOLDER` stands for
+    /// the cluster's folder.
+    var custom: String?
 
     /// The files of every test bundle.
     static let files: [String: [UInt8]] = [
@@ -57,6 +60,14 @@ struct ClusterOptions: Sendable {
 
     /// The configuration for a cluster in `folder`.
     func yaml(in folder: String) -> String {
+        if let custom {
+            return """
+                listen:
+                  clients: [unix:\(folder)/c.sock]
+                  workers: unix:\(folder)/w.sock
+
+                """ + custom.replacingOccurrences(of: "$FOLDER", with: folder)
+        }
         var bundle = "{count: \(bundleCount), root: Bundle"
         if let latency { bundle += ", latency: \(latency)" }
         bundle += "}"
@@ -84,6 +95,7 @@ struct WorkerStatus: Sendable, Equatable {
     var id: String
     var kind: String
     var pid: Int32
+    var name: String?
     var inFlight: Int
     var forwarded: Int
     var answered: Int
@@ -97,6 +109,10 @@ struct ClusterStatus: Sendable {
     var requestsInFlight: Int
     var clients: Int
     var draining: Bool
+    /// Write-backs cache workers acknowledged.
+    var writeBacks: Int
+    /// Background refreshes started (`cacheThenRefresh`).
+    var refreshesStarted: Int
 
     init(_ report: [String: JSONValue]) throws {
         func int(_ value: JSONValue?, _ key: String) throws -> Int {
@@ -109,7 +125,7 @@ struct ClusterStatus: Sendable {
                 case .string(let kind)? = fields["kind"]
             else { throw SpawnError("status: a worker entry is malformed: \(entry)") }
             return WorkerStatus(
-                id: id, kind: kind, pid: Int32(try int(fields["pid"], "pid")),
+                id: id, kind: kind, pid: Int32(try int(fields["pid"], "pid")), name: { if case .string(let name)? = fields["name"] { name } else { nil } }(),
                 inFlight: try int(fields["inFlight"], "inFlight"), forwarded: try int(fields["forwarded"], "forwarded"),
                 answered: try int(fields["answered"], "answered"))
         }
@@ -117,11 +133,15 @@ struct ClusterStatus: Sendable {
         tripsJoined = try int(report["tripsJoined"], "tripsJoined")
         requestsInFlight = try int(report["requestsInFlight"], "requestsInFlight")
         clients = try int(report["clients"], "clients")
+        writeBacks = try int(report["writeBacks"], "writeBacks")
+        refreshesStarted = try int(report["refreshesStarted"], "refreshesStarted")
         guard case .bool(let draining)? = report["draining"] else { throw SpawnError("status without draining") }
         self.draining = draining
     }
 
     var bundleWorkers: [WorkerStatus] { workers.filter { $0.kind == "bundle" } }
+    /// The workers of `kind`.
+    func workers(_ kind: String) -> [WorkerStatus] { workers.filter { $0.kind == kind } }
     var forwarded: Int { bundleWorkers.reduce(0) { $0 + $1.forwarded } }
     var inFlight: Int { bundleWorkers.reduce(0) { $0 + $1.inFlight } }
 }
@@ -207,7 +227,7 @@ final class TestCluster: Sendable {
     /// Kills `monarch up` and every worker seen, removes the folder.
     func destroy() {
         up.signal(SIGKILL)
-        for pid in seenWorkerPids where isBundleWorker(pid) { kill(pid, SIGKILL) }
+        for pid in seenWorkerPids where isMonarchWorker(pid) { kill(pid, SIGKILL) }
         folder.remove()
     }
 }

@@ -1,0 +1,283 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+import Testing
+
+/// A cluster of a cache worker in front of a bundle worker (standing in for the network):
+/// `docs/...` expires after `ttl`, `keep/...` never does.
+private func cacheConfig(ttl: String = "1s", bundleLatency: String? = nil, cacheCount: Int = 1, file: Bool = true) -> ClusterOptions {
+    let store = file ? "store: sqlite:$FOLDER/cache/cache.db, " : ""
+    let latency = bundleLatency.map { ", latency: \($0)" } ?? ""
+    return ClusterOptions(custom: """
+        domains:
+          static: [cache, bundle]
+        routes:
+          - match: "docs/..."
+            domain: static
+            ttl: \(ttl)
+          - match: "keep/..."
+            domain: static
+        workers:
+          cache: { count: \(cacheCount), \(store)memory: 8MB }
+          bundle: { count: 1, root: Bundle\(latency) }
+
+        """)
+}
+
+extension TestCluster {
+    /// Replaces a bundle file, so an answer with the old body can only come from the cache.
+    func rewrite(_ path: String, _ text: String) throws {
+        try folder.write("Bundle/" + path, text)
+    }
+
+    /// Waits until cache workers acknowledged `count` write-backs in all.
+    func waitForWriteBacks(_ count: Int) async throws {
+        try await eventually("\(count) write-back(s)") { try await status().writeBacks >= count }
+    }
+}
+
+private func body(_ result: Result<Response, ChainError>) -> String? {
+    result.success.map { String(decoding: $0.body, as: UTF8.self) }
+}
+
+@Suite("Cache", .serialized)
+struct CacheTests {
+    @Test("A later provider's answer is written back; cacheFirst then answers from the cache until invalidated")
+    func writeBackAndCacheFirst() async throws {
+        try await TestCluster.with(cacheConfig()) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("keep/a.txt", "version 1")
+
+            let first = try #require(try await perform(client, Request(path: "keep/a.txt")).success)
+            #expect(first.source == "bundle")
+            try await cluster.waitForWriteBacks(1)
+            try cluster.rewrite("keep/a.txt", "version 2")
+
+            let cached = try #require(try await perform(client, Request(path: "keep/a.txt")).success)
+            #expect(cached.source == "cache")
+            #expect(String(decoding: cached.body, as: UTF8.self) == "version 1")
+            #expect(!cached.stale)
+            #expect(cached.headers["content-type"] == "text/plain; charset=utf-8")
+            #expect(cached.age != nil)
+
+            // Misses and mutations are not written back.
+            _ = try await perform(client, Request(path: "keep/absent.txt"))
+            _ = try await perform(client, Request(path: "keep/a.txt", method: "POST", body: Data("x".utf8)))
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await cluster.status().writeBacks == 1)
+        }
+    }
+
+    @Test("noCache neither reads nor writes the cache")
+    func noCache() async throws {
+        try await TestCluster.with(cacheConfig()) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("keep/n.txt", "one")
+            let direct = try await perform(client, Request(path: "keep/n.txt", policy: .noCache))
+            #expect(direct.success?.source == "bundle")
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await cluster.status().writeBacks == 0)
+            #expect(try await cluster.status().workers("cache").first?.forwarded == 0)
+
+            _ = try await perform(client, Request(path: "keep/n.txt"))
+            try await cluster.waitForWriteBacks(1)
+            try cluster.rewrite("keep/n.txt", "two")
+            #expect(body(try await perform(client, Request(path: "keep/n.txt", policy: .noCache))) == "two")
+            #expect(body(try await perform(client, Request(path: "keep/n.txt"))) == "one")
+        }
+    }
+
+    @Test("An expired entry is not answered under cacheFirst: the later provider is asked again")
+    func ttlExpiry() async throws {
+        try await TestCluster.with(cacheConfig(ttl: "300ms")) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("docs/t.txt", "old")
+            _ = try await perform(client, Request(path: "docs/t.txt"))
+            try await cluster.waitForWriteBacks(1)
+            try cluster.rewrite("docs/t.txt", "new")
+            try await Task.sleep(for: .milliseconds(400))
+
+            let answer = try #require(try await perform(client, Request(path: "docs/t.txt", policy: .cacheFirst)).success)
+            #expect(answer.source == "bundle")
+            #expect(String(decoding: answer.body, as: UTF8.self) == "new")
+            #expect(!answer.stale)
+            try await cluster.waitForWriteBacks(2)
+            let again = try #require(try await perform(client, Request(path: "docs/t.txt")).success)
+            #expect(again.source == "cache")
+            #expect(String(decoding: again.body, as: UTF8.self) == "new")
+        }
+    }
+
+    @Test("networkFirst asks the bundle first; when it has nothing, the cache answers, stale and saying so")
+    func networkFirst() async throws {
+        try await TestCluster.with(cacheConfig(ttl: "300ms")) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("docs/n.txt", "first")
+            _ = try await perform(client, Request(path: "docs/n.txt"))
+            try await cluster.waitForWriteBacks(1)
+            try cluster.rewrite("docs/n.txt", "second")
+
+            let fetched = try #require(try await perform(client, Request(path: "docs/n.txt", policy: .networkFirst)).success)
+            #expect(fetched.source == "bundle")
+            #expect(String(decoding: fetched.body, as: UTF8.self) == "second")
+            try await cluster.waitForWriteBacks(2)
+
+            try FileManager.default.removeItem(atPath: cluster.folder.path + "/Bundle/docs/n.txt")
+            try await Task.sleep(for: .milliseconds(400))
+            let fallback = try #require(try await perform(client, Request(path: "docs/n.txt", policy: .networkFirst)).success)
+            #expect(fallback.source == "cache")
+            #expect(fallback.stale)
+            #expect((fallback.age ?? .zero) >= .milliseconds(300))
+            #expect(String(decoding: fallback.body, as: UTF8.self) == "second")
+
+            // cacheFirst does not answer the stale entry: the bundle misses, and so does the chain.
+            let strict = try await perform(client, Request(path: "docs/n.txt", policy: .cacheFirst))
+            #expect(strict.failure?.code == .exhausted)
+        }
+    }
+
+    @Test("cacheThenRefresh answers a stale entry at once and refreshes it in the background, once")
+    func cacheThenRefresh() async throws {
+        try await TestCluster.with(cacheConfig(ttl: "500ms", bundleLatency: "700ms")) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("docs/r.txt", "old")
+            _ = try await perform(client, Request(path: "docs/r.txt"))
+            try await cluster.waitForWriteBacks(1)
+            try cluster.rewrite("docs/r.txt", "new")
+            try await Task.sleep(for: .milliseconds(600))
+            let bundleBefore = try await cluster.status().workers("bundle").first?.forwarded ?? -1
+
+            for _ in 0..<3 {
+                let start = ContinuousClock.now
+                let stale = try #require(try await perform(client, Request(path: "docs/r.txt", policy: .cacheThenRefresh)).success)
+                // Far less than the bundle's 700 ms: the answer did not wait for the refresh.
+                #expect(ContinuousClock.now - start < .milliseconds(600))
+                #expect(stale.source == "cache")
+                #expect(stale.stale)
+                #expect(String(decoding: stale.body, as: UTF8.self) == "old")
+            }
+            try await cluster.waitForWriteBacks(2)
+            let status = try await cluster.status()
+            #expect(status.refreshesStarted == 1)
+            #expect(status.workers("bundle").first?.forwarded == bundleBefore + 1)
+
+            let fresh = try #require(try await perform(client, Request(path: "docs/r.txt", policy: .cacheThenRefresh)).success)
+            #expect(fresh.source == "cache")
+            #expect(!fresh.stale)
+            #expect(String(decoding: fresh.body, as: UTF8.self) == "new")
+        }
+    }
+
+    @Test("monarch invalidate drops one key, then a prefix; the next reads go to the bundle")
+    func invalidation() async throws {
+        try await TestCluster.with(cacheConfig()) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            for name in ["a", "b", "c"] {
+                try cluster.rewrite("keep/\(name).txt", "\(name)1")
+                _ = try await perform(client, Request(path: "keep/\(name).txt"))
+            }
+            try cluster.rewrite("keep2/x.txt", "x1")
+            try await cluster.waitForWriteBacks(3)
+            for name in ["a", "b", "c"] { try cluster.rewrite("keep/\(name).txt", "\(name)2") }
+            let address = "\(cluster.clientAddress)"
+
+            let one = try await Spawned.run(Executables.monarch, ["invalidate", "GET static keep/a.txt", "--address", address])
+            #expect(one.status == 0, "\(one.stderr)")
+            #expect(String(decoding: one.stdout, as: UTF8.self) == "removed 1 entry on 1 cache worker\n")
+            #expect(body(try await perform(client, Request(path: "keep/a.txt"))) == "a2")
+            #expect(body(try await perform(client, Request(path: "keep/b.txt"))) == "b1")
+
+            let none = try await Spawned.run(Executables.monarch, ["invalidate", "GET static keep/zzz", "--address", address])
+            #expect(String(decoding: none.stdout, as: UTF8.self) == "removed 0 entries on 1 cache worker\n")
+
+            try await cluster.waitForWriteBacks(4)
+            let prefix = try await Spawned.run(
+                Executables.monarch, ["invalidate", "--prefix", "GET static keep/", "--address", address])
+            #expect(prefix.status == 0, "\(prefix.stderr)")
+            #expect(String(decoding: prefix.stdout, as: UTF8.self) == "removed 3 entries on 1 cache worker\n")
+            #expect(body(try await perform(client, Request(path: "keep/b.txt"))) == "b2")
+            #expect(body(try await perform(client, Request(path: "keep/c.txt"))) == "c2")
+
+            let bad = try await Spawned.run(Executables.monarch, ["invalidate", "--address", address])
+            #expect(bad.status != 0)
+            #expect(bad.stderr.contains("give a KEY or --prefix PREFIX"))
+        }
+    }
+
+    @Test("invalidate fails clearly when no cache worker is connected")
+    func invalidateWithoutCache() async throws {
+        try await TestCluster.with { cluster in
+            let result = try await Spawned.run(
+                Executables.monarch, ["invalidate", "GET static docs/hello.txt", "--address", "\(cluster.clientAddress)"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("no cache worker is connected"))
+        }
+    }
+
+    @Test("An acknowledged entry survives a SIGKILL of the cache worker")
+    func persistence() async throws {
+        try await TestCluster.with(cacheConfig()) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("keep/p.txt", "kept")
+            _ = try await perform(client, Request(path: "keep/p.txt"))
+            try await cluster.waitForWriteBacks(1)
+            try cluster.rewrite("keep/p.txt", "changed")
+
+            let victim = try #require(try await cluster.status().workers("cache").first)
+            kill(victim.pid, SIGKILL)
+            try await eventually("a new cache worker", timeout: 30) {
+                let workers = try await cluster.status().workers("cache")
+                return workers.count == 1 && workers[0].pid != victim.pid
+            }
+            let answer = try #require(try await perform(client, Request(path: "keep/p.txt")).success)
+            #expect(answer.source == "cache")
+            #expect(String(decoding: answer.body, as: UTF8.self) == "kept")
+        }
+    }
+
+    @Test("Three cache workers: each key lives on one of them, every worker holds some, and reads find them")
+    func sharding() async throws {
+        try await TestCluster.with(cacheConfig(cacheCount: 3, file: false)) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            let paths = (0..<30).map { "keep/s\($0).txt" }
+            for path in paths {
+                try cluster.rewrite(path, "\(path) v1")
+                _ = try await perform(client, Request(path: path))
+            }
+            try await cluster.waitForWriteBacks(30)
+            for path in paths { try cluster.rewrite(path, "\(path) v2") }
+
+            // Memory-only workers share nothing: a read finds the entry only on the worker it was stored on.
+            for path in paths {
+                let answer = try #require(try await perform(client, Request(path: path)).success)
+                #expect(answer.source == "cache", "\(path)")
+                #expect(String(decoding: answer.body, as: UTF8.self) == "\(path) v1")
+            }
+            let workers = try await cluster.status().workers("cache")
+            #expect(workers.count == 3)
+            for worker in workers {
+                // Each got a share of the 60 reads (30 misses, 30 hits); an even split would be 20.
+                #expect(worker.forwarded >= 4, "\(workers)")
+            }
+            #expect(workers.map(\.forwarded).reduce(0, +) == 60)
+
+            // Invalidation by prefix reaches all three.
+            let client2 = try await cluster.connect()
+            let done = try await client2.invalidate(.prefix("GET static keep/s"))
+            await client2.close()
+            #expect(done == Invalidation(removed: 30, workers: 3))
+        }
+    }
+}
