@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "monarch-cache-worker", targets: ["CacheWorker"]),
         .executable(name: "monarch-network-worker", targets: ["NetworkWorker"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
+        .executable(name: "monarch-bench", targets: ["ClusterBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -131,6 +132,12 @@ let package = Package(
             name: "WireBench",
             dependencies: ["MonarchLoop", "MonarchWire", argumentParser],
             path: "Benchmarks/WireBench"
+        ),
+        // Benchmarks of a whole local cluster: cache hits, network fetches against a local origin.
+        .executableTarget(
+            name: "ClusterBench",
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire", argumentParser],
+            path: "Benchmarks/ClusterBench"
         ),
         .executableTarget(
             name: "wire-bench-c",
