@@ -77,7 +77,8 @@ struct ChainRun: Sendable {
 
     /// Hands a cacheable success to the storing providers before `position`, in the background.
     private func writeBack(_ response: Response, answeredAt position: Int) {
-        guard response.isSuccess, response.cacheable, !response.stale, request.isReadOnly else { return }
+        guard response.isSuccess, response.cacheable, !response.stale, request.isReadOnly, !request.carriesCredentials
+        else { return }
         for case let store as any ResponseStoring in providers[..<position] {
             let request = self.request
             Task { await store.store(response, for: request) }

@@ -54,6 +54,13 @@ public struct Request: Sendable, Hashable {
     /// `PUT`, `DELETE`, `OPTIONS`): only such requests are retried after a lost worker or a
     /// failed connection.
     public var isIdempotent: Bool { isReadOnly || ["PUT", "DELETE", "OPTIONS"].contains(method) }
+
+    /// Whether the request carries credentials (an `Authorization` or `Cookie` header): its
+    /// answer may be meant for this caller alone, so it is neither shared with identical
+    /// requests in flight nor written back to caches.
+    public var carriesCredentials: Bool {
+        headers.keys.contains { ["authorization", "cookie"].contains($0.lowercased()) }
+    }
 }
 
 /// What routing decided about a request, handed on to the providers that serve it.

@@ -53,6 +53,9 @@ import Testing
         #expect(try plan(RequestMessage(id: 4, path: "docs/a?x=1&y=2", policy: .noCache)).sharedKey != one.sharedKey)
         #expect(try plan(RequestMessage(id: 5, path: "docs/a?x=1&y=2", method: "HEAD")).sharedKey != one.sharedKey)
         #expect(try plan(RequestMessage(id: 6, path: "docs/a", method: "POST")).sharedKey == nil)
+        // Reads with credentials may be answered for their caller alone: they share nothing.
+        #expect(try plan(RequestMessage(id: 7, path: "docs/a", headers: ["Authorization": "Bearer t"])).sharedKey == nil)
+        #expect(try plan(RequestMessage(id: 8, path: "docs/a", headers: ["COOKIE": "s=1"])).sharedKey == nil)
     }
 
     @Test func separatorsInsideQueryValuesDoNotCollide() throws {

@@ -119,13 +119,15 @@ import Testing
             WriteBackCase(name: "stale", outcome: ok("old", stale: true), policy: .cacheThenRefresh),
             WriteBackCase(name: "POST", outcome: ok("created", status: 201), method: "POST"),
             WriteBackCase(name: "DELETE", outcome: ok("deleted"), method: "DELETE"),
+            WriteBackCase(name: "Authorization", outcome: ok("mine"), headers: ["Authorization": "Bearer x"]),
+            WriteBackCase(name: "Cookie", outcome: ok("mine"), headers: ["cookie": "session=1"]),
           ])
     func noWriteBack(_ testCase: WriteBackCase) async throws {
         let probe = StoreProbe()
         let subject = chain(
             StoringProvider("memory", log: log, probe: probe),
             StubProvider("network", testCase.outcome, log: log))
-        _ = try await subject.perform(Request(path: "subject", method: testCase.method, policy: testCase.policy))
+        _ = try await subject.perform(Request(path: "subject", method: testCase.method, headers: testCase.headers, policy: testCase.policy))
         try await expectOnlySentinelStored(probe)
     }
 
@@ -264,6 +266,7 @@ struct WriteBackCase: Sendable, CustomTestStringConvertible {
     var outcome: ProviderOutcome
     var method: String = "GET"
     var policy: CachePolicy? = nil
+    var headers: [String: String] = [:]
 
     var testDescription: String { name }
 }
