@@ -1,10 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import MonarchWire
 
 /// Who a worker says it is when it dials in to the coordinator.
 public struct WorkerIdentity: Sendable, Equatable {
     /// The worker's kind (`bundle`, `cache`, `network`, …): the pool it joins.
     public var kind: String
-    /// A name for logs and status reports (`bundle-1`); the kind when not given.
+    /// A name for logs and status reports (`bundle-1`), unique among the workers of its kind:
+    /// cache pools shard keys on it. When not given: `KIND@HOSTNAME` (one worker per host or
+    /// container).
     public var name: String
     /// How many requests the worker runs at once.
     public var capacity: Int
@@ -14,9 +19,16 @@ public struct WorkerIdentity: Sendable, Equatable {
     /// Creates an identity.
     public init(kind: String, name: String? = nil, capacity: Int = 256, token: String? = nil) {
         self.kind = kind
-        self.name = name ?? kind
+        self.name = name ?? "\(kind)@\(Self.hostName())"
         self.capacity = capacity
         self.token = token
+    }
+
+    /// This machine's (or container's) host name.
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The `hello` that registers this worker, with the process id.

@@ -49,7 +49,7 @@ import Testing
             file: packageRoot + "/Examples/compose/monarch.yml", environment: ["MONARCH_TOKEN": "secret"])
         #expect(compose.token == "secret")
         #expect(compose.listen.clients == [.tcp(host: "0.0.0.0", port: 7400)])
-        #expect(compose.workers.map(\.count) == [0])
+        #expect(compose.workers.map(\.count) == [0, 0, 0])
         // Without the token its non-loopback listener is refused.
         #expect(throws: ConfigError.self) {
             try Configuration.load(file: packageRoot + "/Examples/compose/monarch.yml", environment: [:])

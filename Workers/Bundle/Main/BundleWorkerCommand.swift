@@ -23,8 +23,8 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     @Option(help: "The bundle folder.")
     var root: String
 
-    @Option(help: "The worker's name in logs and status reports.")
-    var name: String = "bundle"
+    @Option(help: "The worker's name in logs and status reports, unique in its pool (default: bundle@HOSTNAME).")
+    var name: String?
 
     @Option(help: "Simulated latency in milliseconds before every answer (fixtures that behave like a slow network).")
     var latencyMs: UInt64 = 0
@@ -37,7 +37,8 @@ struct BundleWorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
-        let logger = Logger(label: name)
+        let identity = WorkerIdentity(kind: "bundle", name: name, token: ProcessSetup.environment("MONARCH_TOKEN"))
+        let logger = Logger(label: identity.name)
         let address: SocketAddress
         do {
             address = try SocketAddress(parsing: coordinator)
@@ -54,7 +55,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let runtime = WorkerRuntime(
-            identity: WorkerIdentity(kind: "bundle", name: name, token: ProcessSetup.environment("MONARCH_TOKEN")),
+            identity: identity,
             provider: BundleProvider(store: store, latency: .milliseconds(Int64(clamping: latencyMs))),
             loop: loop, logger: logger)
         logger.info("serving \(store.root)")
