@@ -101,26 +101,27 @@ public final class CurlMulti: @unchecked Sendable {
     ///
     /// Cancelling the calling task removes the exchange from the multi at once (its
     /// connection is closed, as libcurl cannot reuse a connection in the middle of an answer)
-    /// and returns a ``FetchFailure/Kind-swift.enum/cancelled`` failure. Runs on the loop
-    /// thread: a caller elsewhere hops there (and back) once.
+    /// and returns a ``FetchFailure/Kind-swift.enum/cancelled`` failure. A task running on the
+    /// loop thread starts the exchange at once and is resumed on the loop, with no thread hop;
+    /// a caller elsewhere hands the start to the loop.
     public func fetch(_ spec: FetchSpec) async -> FetchResult {
-        guard loop.inEventLoop else {
-            return await withTaskExecutorPreference(loop) { await self.fetchOnLoop(spec) }
-        }
-        return await fetchOnLoop(spec)
-    }
-
-    private func fetchOnLoop(_ spec: FetchSpec) async -> FetchResult {
-        loop.preconditionInEventLoop()
         if Task.isCancelled { return .failed(Self.cancelled) }
         let transfer = CurlTransfer(spec: spec)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfer.await(continuation)
-                start(transfer)
+                if loop.inEventLoop {
+                    transfer.await(continuation)
+                    start(transfer)
+                } else {
+                    loop.execute {
+                        transfer.await(continuation)
+                        self.start(transfer)
+                    }
+                }
             }
         } onCancel: { [loop] in
-            // Even on the loop thread this runs later, never inside a libcurl callback.
+            // Even on the loop thread this runs later, never inside a libcurl callback; a
+            // cancel that overtakes the start is remembered by the transfer.
             loop.execute { self.cancel(transfer) }
         }
     }
@@ -129,7 +130,7 @@ public final class CurlMulti: @unchecked Sendable {
     /// closed, and the timer and the socket watchers close; returns once they have. Later
     /// fetches end cancelled at once. Idempotent; callable from any task.
     public func close() async {
-        let handles: [LoopHandle] = await withTaskExecutorPreference(loop) { self.closeOnLoop() }
+        guard let handles = try? await loop.submit({ self.closeOnLoop() }) else { return }
         for handle in handles { await handle.closeAndWait() }
     }
 

@@ -71,6 +71,10 @@ final class CurlTransfer: @unchecked Sendable {
         // Every encoding this libcurl decodes is offered, and decoded before the write callback.
         try easy.set(CURLOPT_ACCEPT_ENCODING, "")
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        if spec.url.utf8.starts(with: "https:".utf8) {
+            // Wait for a connection being set up rather than open another: it may multiplex.
+            try easy.set(CURLOPT_PIPEWAIT, 1)
+        }
         try easy.set(CURLOPT_USERAGENT, "monarch-network-worker")
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(clamping: spec.connectTimeout.wholeMillisecondsRoundedUp)))
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, Int(clamping: spec.timeout.wholeMillisecondsRoundedUp)))
