@@ -10,6 +10,7 @@ import CLibUV
 public final class LoopPoll: LoopHandle, @unchecked Sendable {
     /// What a poll watches for, and what it reports.
     public struct Events: OptionSet, Sendable, Hashable {
+        /// libuv's `uv_poll_event` bits.
         public let rawValue: Int32
 
         /// Creates a set of events from libuv's `uv_poll_event` bits.

@@ -40,6 +40,7 @@ public struct FetchSpec: Sendable, Hashable {
         self.maxResponseBytes = maxResponseBytes
     }
 
+    /// Whether two specs describe the same exchange, headers compared in order.
     public static func == (lhs: FetchSpec, rhs: FetchSpec) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
             && lhs.connectTimeout == rhs.connectTimeout && lhs.timeout == rhs.timeout
@@ -47,6 +48,7 @@ public struct FetchSpec: Sendable, Hashable {
             && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 
+    /// Hashes the URL, method, headers and body.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(url)
         hasher.combine(method)

@@ -56,8 +56,10 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         return result
     }
 
+    /// The fields, in order.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
+    /// Whether both hold the same fields, spelt the same, in the same order.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
