@@ -89,4 +89,40 @@ import Testing
             #expect({ if case .failed(let failure) = refused { failure.kind == .connectionFailed } else { false } }(), "\(refused)")
         }
     }
+
+    @Test func cancellingAtAnyMomentIsSafe() async throws {
+        try await withHarness { harness in
+            let multi = harness.multi
+            let paths = ["/json", "/slow?ms=150", "/big?bytes=2000000&length=0", "/echo"]
+            let results = await withTaskGroup(of: FetchResult.self) { group in
+                for index in 0..<60 {
+                    let spec = FetchSpec(
+                        url: harness.origin.url(paths[index % paths.count]), method: index % 4 == 3 ? "POST" : "GET",
+                        body: index % 4 == 3 ? Data(repeating: 65, count: 300_000) : nil)
+                    let task = Task(executorPreference: index % 2 == 0 ? harness.loop : nil) { await multi.fetch(spec) }
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(index % 15 * 4))
+                        task.cancel()
+                        return await task.value
+                    }
+                }
+                return await group.reduce(into: [FetchResult]()) { $0.append($1) }
+            }
+            #expect(results.count == 60)
+            for result in results {
+                switch result {
+                case .answered(let response): #expect(response.status == 200)
+                case .failed(let failure): #expect(failure.kind == .cancelled, "\(failure)")
+                }
+            }
+            #expect(results.contains { if case .failed = $0 { true } else { false } })
+            let active = try await harness.loop.submit { multi.activeTransfers }
+            #expect(active == 0)
+            guard case .answered(let after) = await multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
+                Issue.record("the multi no longer works after the cancels")
+                return
+            }
+            #expect(after.body.count == 1024)
+        }
+    }
 }
