@@ -12,7 +12,7 @@ import MonarchLoop
 /// server offers it over TLS). Every libcurl call happens on the loop thread; ``fetch(_:)``
 /// may be called from any task and costs no thread hop for a task already running on the loop.
 ///
-/// Call ``close()`` before the loop shuts down.
+/// Call ``close()`` before releasing the multi and before its loop shuts down.
 public final class CurlMulti: @unchecked Sendable {
     /// Limits of the multi as a whole.
     public struct Options: Sendable, Hashable {
@@ -49,7 +49,8 @@ public final class CurlMulti: @unchecked Sendable {
     /// Reset handles ready for the next exchange.
     private var idleHandles: [UnsafeMutableRawPointer] = []
 
-    /// Creates a multi on `loop`. Loop thread only; ``CurlLibrary/initialize()`` must have run.
+    /// Creates a multi on `loop`, initialising libcurl first if nothing has (see
+    /// ``CurlLibrary/initialize()``). Loop thread only.
     ///
     /// - Throws: ``CurlMultiError`` when libcurl or libuv cannot provide the multi or its timer.
     public init(on loop: EventLoop, options: Options = Options(), logger: Logger = Logger(label: "monarch.curl"))
