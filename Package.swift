@@ -158,7 +158,11 @@ let package = Package(
         .testTarget(
             name: "MonarchCacheTests", dependencies: ["Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker"]
         ),
-        .testTarget(name: "MonarchNetworkTests", dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire"]),
+        // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
+        .testTarget(
+            name: "MonarchNetworkTests", dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire"],
+            exclude: ["Origin"]
+        ),
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",

@@ -1,0 +1,128 @@
+import Foundation
+import MonarchLoop
+import MonarchNetwork
+import Testing
+
+/// The multi on its own: one exchange per fetch, no policy.
+@Suite struct CurlMultiTests {
+    @Test func aFetchFromOffTheLoopAnswersWithTheStatusAsIs() async throws {
+        try await withHarness { harness in
+            let result = await harness.multi.fetch(FetchSpec(url: harness.origin.url("/status/503")))
+            guard case .answered(let response) = result else {
+                Issue.record("expected an answer, got \(result)")
+                return
+            }
+            #expect(response.status == 503)
+            #expect(response.body == Data("status 503".utf8))
+            try #expect(await harness.stats().hits["/status/503"] == 1, "the multi never retries")
+        }
+    }
+
+    @Test func redirectsAreReportedNotFollowed() async throws {
+        try await withHarness { harness in
+            let result = await harness.multi.fetch(FetchSpec(url: harness.origin.url("/redirect?to=/json")))
+            guard case .answered(let response) = result else {
+                Issue.record("expected an answer, got \(result)")
+                return
+            }
+            #expect(response.status == 302)
+            #expect(response.redirectURL == harness.origin.url("/json"))
+        }
+    }
+
+    @Test func connectionsAreReused() async throws {
+        try await withHarness { harness in
+            for _ in 0..<5 {
+                guard case .answered = await harness.multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
+                    Issue.record("a fetch failed")
+                    return
+                }
+            }
+            let stats = try await harness.stats()
+            #expect(stats.hits["/json"] == 5)
+            #expect(stats.connections == 1, "one keep-alive connection served all six requests")
+        }
+    }
+
+    @Test func aFetchByACancelledTaskEndsAtOnceWithNoRequest() async throws {
+        try await withHarness { harness in
+            let multi = harness.multi
+            let url = harness.origin.url("/json")
+            let result = await Task(executorPreference: harness.loop) {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await multi.fetch(FetchSpec(url: url))
+            }.value
+            #expect(result == .failed(FetchFailure(kind: .cancelled, message: "the request was cancelled")))
+            try #expect(await harness.stats().hits["/json"] == nil)
+        }
+    }
+
+    @Test func closingEndsTransfersInFlightAndLaterFetches() async throws {
+        try await withHarness { harness in
+            let multi = harness.multi
+            let slow = Task { await multi.fetch(FetchSpec(url: harness.origin.url("/slow?ms=10000&name=closed"))) }
+            for _ in 0..<100 where try await harness.stats().hits["/slow"] == nil {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            await multi.close()
+            guard case .failed(let failure) = await slow.value else {
+                Issue.record("expected a failure")
+                return
+            }
+            #expect(failure.kind == .cancelled)
+            guard case .failed(let later) = await multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
+                Issue.record("expected a failure")
+                return
+            }
+            #expect(later.kind == .cancelled)
+            let sockets = try await harness.loop.submit { multi.watchedSockets }
+            #expect(sockets == 0)
+        }
+    }
+
+    @Test func aTotalTimeoutIsATimeoutAndAConnectFailureIsAConnectionFailure() async throws {
+        try await withHarness { harness in
+            let slow = await harness.multi.fetch(FetchSpec(url: harness.origin.url("/slow?ms=3000"), timeout: .milliseconds(300)))
+            #expect({ if case .failed(let failure) = slow { failure.kind == .timeout } else { false } }(), "\(slow)")
+            let port = try unusedPort()
+            let refused = await harness.multi.fetch(FetchSpec(url: "http://127.0.0.1:\(port)/"))
+            #expect({ if case .failed(let failure) = refused { failure.kind == .connectionFailed } else { false } }(), "\(refused)")
+        }
+    }
+
+    @Test func cancellingAtAnyMomentIsSafe() async throws {
+        try await withHarness { harness in
+            let multi = harness.multi
+            let paths = ["/json", "/slow?ms=150", "/big?bytes=2000000&length=0", "/echo"]
+            let results = await withTaskGroup(of: FetchResult.self) { group in
+                for index in 0..<60 {
+                    let spec = FetchSpec(
+                        url: harness.origin.url(paths[index % paths.count]), method: index % 4 == 3 ? "POST" : "GET",
+                        body: index % 4 == 3 ? Data(repeating: 65, count: 300_000) : nil)
+                    let task = Task(executorPreference: index % 2 == 0 ? harness.loop : nil) { await multi.fetch(spec) }
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(index % 15 * 4))
+                        task.cancel()
+                        return await task.value
+                    }
+                }
+                return await group.reduce(into: [FetchResult]()) { $0.append($1) }
+            }
+            #expect(results.count == 60)
+            for result in results {
+                switch result {
+                case .answered(let response): #expect(response.status == 200)
+                case .failed(let failure): #expect(failure.kind == .cancelled, "\(failure)")
+                }
+            }
+            #expect(results.contains { if case .failed = $0 { true } else { false } })
+            let active = try await harness.loop.submit { multi.activeTransfers }
+            #expect(active == 0)
+            guard case .answered(let after) = await multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
+                Issue.record("the multi no longer works after the cancels")
+                return
+            }
+            #expect(after.body.count == 1024)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import MonarchNetwork
+import Testing
+
+@Suite struct HeaderForwardingTests {
+    @Test func hopByHopAndLibcurlOwnedHeadersAreNotForwarded() throws {
+        let result = HeaderForwarding.requestHeaders([
+            "Accept": "application/json", "Connection": "close, X-Secret-Hop", "X-Secret-Hop": "1", "Keep-Alive": "5",
+            "Transfer-Encoding": "chunked", "TE": "trailers", "Upgrade": "h2c", "Host": "elsewhere", "Content-Length": "9",
+            "If-None-Match": "\"v1\"",
+        ])
+        let forwarded = try result.get()
+        #expect(forwarded.map(\.name) == ["Accept", "If-None-Match"])
+    }
+
+    @Test(arguments: ["a\r\nX-Injected: 1", "a\nb", "a\u{0}b"])
+    func valuesWithLineBreaksAreRefused(value: String) {
+        #expect(throws: HeaderError.self) { try HeaderForwarding.requestHeaders(["X-Test": value]).get() }
+    }
+
+    @Test(arguments: ["", "Bad Name", "Bad:Name", "Naïve"])
+    func namesThatAreNotTokensAreRefused(name: String) {
+        #expect(throws: HeaderError.self) { try HeaderForwarding.requestHeaders([name: "v"]).get() }
+    }
+
+    @Test func decodedBodiesLoseTheirContentEncoding() {
+        let headers = HTTPHeaders([
+            ("Content-Type", "text/plain"), ("Content-Encoding", "gzip"), ("Content-Length", "31"),
+            ("Transfer-Encoding", "chunked"), ("Connection", "keep-alive"),
+        ])
+        #expect(HeaderForwarding.responseHeaders(headers, bodyLength: 3600) == [
+            "Content-Type": "text/plain", "Content-Length": "3600",
+        ])
+        #expect(HeaderForwarding.responseHeaders(headers, bodyLength: nil) == ["Content-Type": "text/plain"])
+    }
+
+    @Test func repeatedResponseHeadersAreJoinedUnderTheFirstSpelling() {
+        var headers = HTTPHeaders([("Vary", "Accept"), ("vary", "Origin"), ("X-One", "1")])
+        #expect(headers["VARY"] == "Accept, Origin")
+        #expect(headers.dictionary == ["Vary": "Accept, Origin", "X-One": "1"])
+        headers["vary"] = nil
+        #expect(headers.dictionary == ["X-One": "1"])
+        #expect(headers["x-one"] == "1")
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import MonarchLoop
+import MonarchNetwork
+import MonarchWire
+import MonarchWorker
+
+/// `monarch-network-worker`: fetches from allowlisted HTTP upstreams for a Monarch coordinator.
+@main
+struct NetworkWorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monarch-network-worker",
+        abstract: "Fetch requests' upstream URLs over HTTP for a Monarch coordinator, as a worker of kind network.",
+        discussion: """
+            Only http and https upstreams whose HOST:PORT is given with --allow are contacted, redirect targets \
+            included; with no --allow nothing is. Exits when the coordinator closes the connection; SIGTERM or \
+            SIGINT finishes the requests in flight first.
+            """
+    )
+
+    @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
+    var coordinator: String
+
+    @Option(help: "The worker's name in logs and status reports.")
+    var name: String = "network"
+
+    @Option(help: "An upstream that may be contacted, as HOST:PORT ([ADDRESS]:PORT for IPv6). Repeatable.")
+    var allow: [String] = []
+
+    @Option(help: "How long connecting to an upstream may take, in milliseconds (capped by each request's deadline).")
+    var connectTimeoutMs: UInt64 = 5000
+
+    @Option(help: "How long a request that carries no deadline may take in all, in milliseconds.")
+    var timeoutMs: UInt64 = 30000
+
+    @Option(help: "Retries of GET, HEAD, PUT and DELETE after a connection failure or a 502, 503 or 504.")
+    var retries: Int = 2
+
+    @Option(help: "Redirects followed per request, at most.")
+    var maxRedirects: Int = 5
+
+    @Option(help: "The largest response body accepted, in bytes, after decoding.")
+    var maxResponseBytes: Int = 64 << 20
+
+    @Option(help: "Connections open to one upstream host at most.")
+    var maxHostConnections: Int = 64
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard retries >= 0 else { throw ValidationError("--retries must be 0 or more") }
+        guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
+        guard maxResponseBytes > 0 else { throw ValidationError("--max-response-bytes must be positive") }
+        guard maxHostConnections > 0 else { throw ValidationError("--max-host-connections must be positive") }
+        guard connectTimeoutMs > 0, timeoutMs > 0 else { throw ValidationError("timeouts must be positive") }
+    }
+
+    func run() async throws {
+        ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        guard CurlLibrary.initialize() else {
+            throw ValidationError("libcurl could not be initialised")
+        }
+        let logger = Logger(label: name)
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(parsing: coordinator)
+        } catch {
+            throw ValidationError("--coordinator: \(error)")
+        }
+        let allowlist: UpstreamAllowlist
+        do {
+            allowlist = try UpstreamAllowlist(parsing: allow)
+        } catch {
+            throw ValidationError("--allow: \(error)")
+        }
+        let configuration = NetworkConfiguration(
+            allowlist: allowlist, connectTimeout: .milliseconds(Int64(clamping: connectTimeoutMs)),
+            defaultTimeout: .milliseconds(Int64(clamping: timeoutMs)),
+            retry: RetryPolicy(maxRetries: retries), maxRedirects: maxRedirects, maxResponseBytes: maxResponseBytes)
+        let loop = try EventLoop(name: "monarch-network-worker")
+        defer { _ = loop.shutdown() }
+        let options = CurlMulti.Options(maxHostConnections: maxHostConnections)
+        let multi = try await loop.submit { try CurlMulti(on: loop, options: options, logger: logger) }
+        let runtime = WorkerRuntime(
+            identity: WorkerIdentity(kind: "network", name: name, token: ProcessSetup.environment("MONARCH_TOKEN")),
+            provider: NetworkProvider(multi: multi, configuration: configuration, logger: logger),
+            loop: loop, logger: logger)
+        if allowlist.origins.isEmpty {
+            logger.warning("no --allow given: every upstream will be refused (upstreamNotAllowed)")
+        } else {
+            logger.info("fetching with \(CurlLibrary.version); \(allowlist)")
+        }
+        do {
+            try await WorkerMain.serve(runtime, coordinator: address, logger: logger)
+        } catch {
+            await multi.close()
+            throw error
+        }
+        await multi.close()
+    }
+}

@@ -1,2 +1,0 @@
-// Placeholder until the Network worker lands.
-print("not built yet")

@@ -1,0 +1,305 @@
+import CCurl
+import CCurlShim
+import Logging
+import MonarchLoop
+
+/// libcurl's multi-socket interface driven by an event loop: one `CURLM` whose sockets are
+/// watched by ``LoopPoll``s and whose timeouts run on one ``LoopTimer``, so hundreds of
+/// exchanges share the loop's thread with no thread of their own.
+///
+/// The multi keeps libcurl's connection cache (and DNS cache) across exchanges, so later
+/// exchanges with the same host reuse connections (and multiplex them over HTTP/2 where the
+/// server offers it over TLS). Every libcurl call happens on the loop thread; ``fetch(_:)``
+/// may be called from any task and costs no thread hop for a task already running on the loop.
+///
+/// Call ``close()`` before releasing the multi and before its loop shuts down.
+public final class CurlMulti: @unchecked Sendable {
+    /// Limits of the multi as a whole.
+    public struct Options: Sendable, Hashable {
+        /// Connections open to one host at most; further exchanges with it wait for one
+        /// (HTTP/2 exchanges share a connection and rarely wait).
+        public var maxHostConnections: Int
+        /// Idle connections kept for reuse, at most.
+        public var maxCachedConnections: Int
+        /// Easy handles kept for reuse between exchanges, at most.
+        public var maxIdleHandles: Int
+
+        /// Creates options; the defaults suit a worker talking to a few upstream hosts.
+        public init(maxHostConnections: Int = 64, maxCachedConnections: Int = 256, maxIdleHandles: Int = 128) {
+            self.maxHostConnections = maxHostConnections
+            self.maxCachedConnections = maxCachedConnections
+            self.maxIdleHandles = maxIdleHandles
+        }
+    }
+
+    /// The loop whose thread runs every libcurl call of this multi.
+    public let loop: EventLoop
+    /// The limits the multi was made with.
+    public let options: Options
+    private let logger: Logger
+    /// The `CURLM *`; nil once closed.
+    private var multi: UnsafeMutableRawPointer?
+    private let timer: LoopTimer
+    /// What the timer runs, made once.
+    private var timerAction: (() -> Void)?
+    /// The sockets libcurl asked to watch.
+    private var polls: [Int32: LoopPoll] = [:]
+    /// Exchanges in progress, by easy handle.
+    private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Reset handles ready for the next exchange.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+
+    /// Creates a multi on `loop`, initialising libcurl first if nothing has (see
+    /// ``CurlLibrary/initialize()``). Loop thread only.
+    ///
+    /// - Throws: ``CurlMultiError`` when libcurl or libuv cannot provide the multi or its timer.
+    public init(on loop: EventLoop, options: Options = Options(), logger: Logger = Logger(label: "monarch.curl"))
+        throws(CurlMultiError)
+    {
+        loop.preconditionInEventLoop()
+        CurlLibrary.initialize()
+        self.loop = loop
+        self.options = options
+        self.logger = logger
+        do {
+            timer = try LoopTimer(on: loop)
+        } catch {
+            throw CurlMultiError(message: "cannot create the multi's timer: \(error)")
+        }
+        guard let multi = curl_multi_init() else {
+            timer.close()
+            throw CurlMultiError(message: "curl_multi_init failed")
+        }
+        self.multi = multi
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        monarch_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, this)
+        monarch_curl_multi_setopt_socket_callback(multi) { _, socket, what, data, _ in
+            Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().watch(socket, what)
+        }
+        monarch_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, this)
+        monarch_curl_multi_setopt_timer_callback(multi) { _, timeoutMs, data in
+            Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().schedule(afterMs: timeoutMs)
+        }
+        monarch_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.maxHostConnections)
+        monarch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, options.maxCachedConnections)
+        monarch_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        timerAction = { [unowned self] in act(on: CurlMulti.timeoutSocket, events: 0) }
+    }
+
+    /// Exchanges in progress. Loop thread only.
+    public var activeTransfers: Int {
+        loop.preconditionInEventLoop()
+        return transfers.count
+    }
+
+    /// Sockets being watched. Loop thread only.
+    public var watchedSockets: Int {
+        loop.preconditionInEventLoop()
+        return polls.count
+    }
+
+    /// Performs one exchange and returns how it ended; never throws.
+    ///
+    /// Cancelling the calling task removes the exchange from the multi at once (its
+    /// connection is closed, as libcurl cannot reuse a connection in the middle of an answer)
+    /// and returns a ``FetchFailure/Kind-swift.enum/cancelled`` failure. A task running on the
+    /// loop thread starts the exchange at once and is resumed on the loop, with no thread hop;
+    /// a caller elsewhere hands the start to the loop.
+    public func fetch(_ spec: FetchSpec) async -> FetchResult {
+        if Task.isCancelled { return .failed(Self.cancelled) }
+        let transfer = CurlTransfer(spec: spec)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if loop.inEventLoop {
+                    transfer.await(continuation)
+                    start(transfer)
+                } else {
+                    loop.execute {
+                        transfer.await(continuation)
+                        self.start(transfer)
+                    }
+                }
+            }
+        } onCancel: { [loop] in
+            // Even on the loop thread this runs later, never inside a libcurl callback; a
+            // cancel that overtakes the start is remembered by the transfer.
+            loop.execute { self.cancel(transfer) }
+        }
+    }
+
+    /// Closes the multi: every exchange in progress ends cancelled, every connection is
+    /// closed, and the timer and the socket watchers close; returns once they have. Later
+    /// fetches end cancelled at once. Idempotent; callable from any task.
+    public func close() async {
+        guard let handles = try? await loop.submit({ self.closeOnLoop() }) else { return }
+        for handle in handles { await handle.closeAndWait() }
+    }
+
+    private func closeOnLoop() -> [LoopHandle] {
+        loop.preconditionInEventLoop()
+        guard let multi else { return [timer] }
+        let running = transfers
+        transfers = [:]
+        for (pointer, transfer) in running {
+            curl_multi_remove_handle(multi, pointer)
+            curl_easy_cleanup(pointer)
+            transfer.resume(.failed(FetchFailure(kind: .cancelled, message: "the fetcher closed")))
+        }
+        // Closes the cached connections, telling the socket callback to stop watching them.
+        self.multi = nil
+        curl_multi_cleanup(multi)
+        for pointer in idleHandles { curl_easy_cleanup(pointer) }
+        idleHandles = []
+        let handles: [LoopHandle] = Array(polls.values) + [timer]
+        polls = [:]
+        timerAction = nil
+        for handle in handles { handle.close() }
+        return handles
+    }
+
+    // MARK: - Exchanges
+
+    private static let cancelled = FetchFailure(kind: .cancelled, message: "the request was cancelled")
+    /// `CURL_SOCKET_TIMEOUT`: "no socket, the timer fired".
+    private static let timeoutSocket: Int32 = -1
+
+    private func start(_ transfer: CurlTransfer) {
+        guard let multi else {
+            transfer.resume(.failed(FetchFailure(kind: .cancelled, message: "the fetcher is closed")))
+            return
+        }
+        guard !transfer.cancelledEarly else {
+            transfer.resume(.failed(Self.cancelled))
+            return
+        }
+        guard let pointer = idleHandles.popLast() ?? curl_easy_init() else {
+            transfer.resume(.failed(FetchFailure(kind: .other, message: "curl_easy_init failed")))
+            return
+        }
+        let easy = CurlEasy(pointer: pointer)
+        do {
+            try transfer.configure(easy)
+        } catch {
+            recycle(pointer)
+            transfer.resume(.failed(FetchFailure(kind: .other, curlCode: Int32(bitPattern: error.code.rawValue), message: "\(error)")))
+            return
+        }
+        transfers[pointer] = transfer
+        transfer.state = .running(easy)
+        let code = curl_multi_add_handle(multi, pointer)
+        guard code == CURLM_OK else {
+            transfers[pointer] = nil
+            recycle(pointer)
+            transfer.resume(.failed(FetchFailure(
+                kind: .other, message: "curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(code)))")))
+            return
+        }
+    }
+
+    private func cancel(_ transfer: CurlTransfer) {
+        switch transfer.state {
+        case .pending:
+            transfer.cancelledEarly = true
+        case .running(let easy):
+            transfers[easy.pointer] = nil
+            if let multi { curl_multi_remove_handle(multi, easy.pointer) }
+            recycle(easy.pointer)
+            transfer.resume(.failed(Self.cancelled))
+        case .finished:
+            break
+        }
+    }
+
+    /// Collects the exchanges libcurl has finished and answers their callers.
+    private func collectFinished() {
+        guard let multi else { return }
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let pointer = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            guard let transfer = transfers.removeValue(forKey: pointer) else { continue }
+            curl_multi_remove_handle(multi, pointer)
+            let result = transfer.result(code: code, easy: CurlEasy(pointer: pointer))
+            recycle(pointer)
+            transfer.resume(result)
+        }
+    }
+
+    /// Resets a handle no longer in the multi and keeps it for reuse, or frees it.
+    private func recycle(_ pointer: UnsafeMutableRawPointer) {
+        if idleHandles.count < options.maxIdleHandles, multi != nil {
+            curl_easy_reset(pointer)
+            idleHandles.append(pointer)
+        } else {
+            curl_easy_cleanup(pointer)
+        }
+    }
+
+    // MARK: - libcurl's socket and timer callbacks
+
+    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl wants, or stop watching it.
+    private func watch(_ socket: Int32, _ what: Int32) -> Int32 {
+        if what == CURL_POLL_REMOVE {
+            polls.removeValue(forKey: socket)?.close()
+            return 0
+        }
+        var events: LoopPoll.Events = []
+        if what & CURL_POLL_IN != 0 { events.insert(.readable) }
+        if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
+        do {
+            let poll: LoopPoll
+            if let existing = polls[socket] {
+                poll = existing
+            } else {
+                poll = try LoopPoll(socket: socket, on: loop)
+                polls[socket] = poll
+            }
+            try poll.start(events: events) { [unowned self] ready in
+                var flags: Int32 = 0
+                switch ready {
+                case .success(let events):
+                    if events.contains(.readable) { flags |= CURL_CSELECT_IN }
+                    if events.contains(.writable) { flags |= CURL_CSELECT_OUT }
+                case .failure:
+                    flags = CURL_CSELECT_ERR
+                }
+                act(on: socket, events: flags)
+            }
+            return 0
+        } catch {
+            logger.error("cannot watch socket \(socket): \(error)")
+            polls.removeValue(forKey: socket)?.close()
+            return -1
+        }
+    }
+
+    /// CURLMOPT_TIMERFUNCTION: run libcurl's timeouts after `timeoutMs` (-1: no timer).
+    private func schedule(afterMs timeoutMs: Int) -> Int32 {
+        guard multi != nil else { return 0 }
+        if timeoutMs < 0 {
+            timer.stop()
+        } else if let timerAction {
+            // Zero too goes through the loop: libcurl must not be called from its callback.
+            timer.start(afterMs: UInt64(timeoutMs), timerAction)
+        }
+        return 0
+    }
+
+    /// Tells libcurl that `socket` is ready (or its timer fired) and answers what finished.
+    private func act(on socket: Int32, events: Int32) {
+        guard let multi else { return }
+        var running: Int32 = 0
+        let code = curl_multi_socket_action(multi, socket, events, &running)
+        if code != CURLM_OK {
+            logger.error("curl_multi_socket_action failed: \(String(cString: curl_multi_strerror(code)))")
+        }
+        collectFinished()
+    }
+}
+
+/// The multi could not be created.
+public struct CurlMultiError: Error, Sendable, CustomStringConvertible {
+    /// What failed.
+    public let message: String
+    public var description: String { message }
+}

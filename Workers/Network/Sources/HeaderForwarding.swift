@@ -1,0 +1,78 @@
+/// Which headers travel between the client and the upstream, in each direction.
+///
+/// Hop-by-hop headers (RFC 9110 §7.6.1: `Connection` and the fields it names, `Keep-Alive`,
+/// `Proxy-Connection`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`, and the proxy
+/// credentials) belong to one connection and never pass. Towards the upstream, `Host`,
+/// `Content-Length`, `Expect` and `Accept-Encoding` are libcurl's to write (it always offers
+/// the encodings it decodes). Towards the client, the body has been decoded, so
+/// `Content-Encoding` is dropped and `Content-Length` is the decoded length.
+public enum HeaderForwarding {
+    private static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+        "proxy-authenticate", "proxy-authorization",
+    ]
+    private static let writtenByLibcurl: Set<String> = ["host", "content-length", "expect", "accept-encoding"]
+
+    /// The request headers to send upstream, sorted by name, or the reason they cannot be
+    /// sent: a name that is not an HTTP token, or a value holding CR, LF or NUL (which would
+    /// let a client write headers of its own choosing).
+    public static func requestHeaders(_ headers: [String: String]) -> Result<[(name: String, value: String)], HeaderError> {
+        let named = Set(
+            headers.first { $0.key.lowercased() == "connection" }?.value
+                .split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() } ?? [])
+        var forwarded: [(name: String, value: String)] = []
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                return .failure(HeaderError(message: "the request header name \"\(name)\" is not a valid HTTP token"))
+            }
+            guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
+                return .failure(HeaderError(message: "the value of request header \(name) holds CR, LF or NUL"))
+            }
+            let key = name.lowercased()
+            if hopByHop.contains(key) || writtenByLibcurl.contains(key) || named.contains(key) { continue }
+            forwarded.append((name, value.trimmingSpaces))
+        }
+        return .success(forwarded)
+    }
+
+    /// The upstream's response headers as the client gets them, for a body of `bodyLength`
+    /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for).
+    public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?) -> [String: String] {
+        var headers = headers
+        let named = headers["connection"]?.split(separator: ",").map { $0.trimmingCharacters(in: " \t") } ?? []
+        for name in hopByHop.union(named.map { $0.lowercased() }) where headers[name] != nil {
+            headers[name] = nil
+        }
+        if headers["content-encoding"] != nil {
+            headers["content-encoding"] = nil
+            headers["content-length"] = bodyLength.map(String.init)
+        }
+        return headers.dictionary
+    }
+
+    /// tchar of RFC 9110 §5.6.2.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
+
+/// A request header that cannot be sent.
+public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, naming the header.
+    public let message: String
+    public var description: String { message }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing characters from `set`.
+    func trimmingCharacters(in set: String) -> String {
+        let drop: (Character) -> Bool = { set.contains($0) }
+        guard let first = firstIndex(where: { !drop($0) }), let last = lastIndex(where: { !drop($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,200 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import Monarch
+
+/// The network worker's provider: fetches `request.route.upstream` (the URL the coordinator
+/// filled in from the route) with libcurl on the worker's loop.
+///
+/// - Only `http` and `https` URLs whose host and port are in the allowlist are contacted;
+///   anything else is an `upstreamNotAllowed` failure before any connection is made.
+/// - Redirects are followed here, not by libcurl, so each target is checked against the
+///   allowlist (`redirectNotAllowed`), up to ``NetworkConfiguration/maxRedirects``
+///   (`tooManyRedirects`).
+/// - Every wait is capped by the request's deadline (the budget left; a little is kept back
+///   so the answer reaches the coordinator in time): a slow upstream is a `timeout` failure.
+/// - Idempotent methods are retried after connection failures and 502/503/504 answers, with
+///   backoff, never past the deadline.
+/// - 2xx, 3xx (not followed), 304 and 4xx answers are responses; 404 and 410 are misses (a
+///   later provider may have the resource); 5xx answers are `upstreamStatus` failures;
+///   connection failures `connectionFailed`; bodies over the limit `responseTooLarge`;
+///   cancellation `cancelled`.
+/// - A response carries the upstream's `Cache-Control` as ``Monarch/Response/ttl`` and
+///   ``Monarch/Response/cacheable`` (see ``CacheHints``); only GET and HEAD responses are
+///   cacheable.
+public struct NetworkProvider: RequestProvider {
+    /// The multi every exchange runs on.
+    public let multi: CurlMulti
+    /// What the provider may fetch, and how.
+    public let configuration: NetworkConfiguration
+    private let logger: Logger
+
+    /// The methods passed through.
+    public static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+
+    /// A provider fetching on `multi` as `configuration` allows.
+    public init(multi: CurlMulti, configuration: NetworkConfiguration, logger: Logger = Logger(label: "monarch.network")) {
+        self.multi = multi
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// `network`.
+    public var name: String { "network" }
+
+    /// Answers `request` from its upstream; never throws, returns promptly once the task is
+    /// cancelled. Runs on the multi's loop (a caller elsewhere hops there once per exchange).
+    public func perform(_ request: Request) async -> ProviderOutcome {
+        guard let upstream = request.route.upstream else { return .miss(reason: "the route names no upstream") }
+        let budget = request.deadline ?? configuration.defaultTimeout
+        let deadline = ContinuousClock.now + Self.usable(budget)
+        var url: UpstreamURL
+        do {
+            url = try UpstreamURL(parsing: upstream)
+        } catch {
+            return .failure(ProviderFailure(code: "invalidUpstream", message: "\(error)"))
+        }
+        if let refusal = configuration.allowlist.refusal(of: url) {
+            return .failure(ProviderFailure(code: "upstreamNotAllowed", message: refusal))
+        }
+        var method = request.method.uppercased()
+        guard Self.methods.contains(method) else {
+            return .failure(ProviderFailure(
+                code: "invalidRequest",
+                message: "the network worker sends GET, HEAD, POST, PUT, PATCH and DELETE, not \(request.method)"))
+        }
+        var headers: [(name: String, value: String)]
+        switch HeaderForwarding.requestHeaders(request.headers) {
+        case .success(let forwarded): headers = forwarded
+        case .failure(let error): return .failure(ProviderFailure(code: "invalidRequest", message: error.message))
+        }
+        var body = request.body
+        var redirects = 0
+        while true {
+            let (result, attempts) = await exchange(url, method, headers, body, deadline: deadline, budget: budget)
+            let answer: FetchedResponse
+            switch result {
+            case .failed(let failure):
+                return outcome(of: failure, url: url, attempts: attempts, budget: budget)
+            case .answered(let answered):
+                answer = answered
+            }
+            guard RedirectStep.followed.contains(answer.status), let location = answer.redirectURL else {
+                return outcome(of: answer, method: method, url: url, attempts: attempts)
+            }
+            redirects += 1
+            guard redirects <= configuration.maxRedirects else {
+                return .failure(ProviderFailure(
+                    code: "tooManyRedirects",
+                    message: "more than \(configuration.maxRedirects) redirects, the last from \(url) to \(location)"))
+            }
+            let target: UpstreamURL
+            do {
+                target = try UpstreamURL(parsing: location)
+            } catch {
+                return .failure(ProviderFailure(code: "redirectNotAllowed", message: "\(url) redirected to \(error)"))
+            }
+            if let refusal = configuration.allowlist.refusal(of: target) {
+                return .failure(ProviderFailure(
+                    code: "redirectNotAllowed", message: "\(url) redirected to \(target), refused: \(refusal)"))
+            }
+            logger.debug("following a \(answer.status) redirect from \(url) to \(target)")
+            let step = RedirectStep(
+                status: answer.status, from: url, to: target, method: method, headers: headers, body: body)
+            (url, method, headers, body) = (target, step.method, step.headers, step.body)
+        }
+    }
+
+    /// The part of a budget the provider uses: all but a tenth, at most 100 ms, kept back so
+    /// that a timeout failure reaches the coordinator before its own deadline fires.
+    static func usable(_ budget: Duration) -> Duration {
+        guard budget > .zero else { return .zero }
+        return budget - min(.milliseconds(100), budget / 10)
+    }
+
+    /// One request to `url`, tried again as the retry policy allows; returns the last result
+    /// and how many attempts were made.
+    private func exchange(
+        _ url: UpstreamURL, _ method: String, _ headers: [(name: String, value: String)], _ body: Data?,
+        deadline: ContinuousClock.Instant, budget: Duration
+    ) async -> (FetchResult, attempts: Int) {
+        let policy = configuration.retry
+        let idempotent = RetryPolicy.isIdempotent(method)
+        var generator = SystemRandomNumberGenerator()
+        var attempts = 0
+        while true {
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                return (.failed(FetchFailure(kind: .timeout, message: "the deadline passed")), attempts)
+            }
+            attempts += 1
+            let spec = FetchSpec(
+                url: url.url, method: method, headers: headers, body: body,
+                connectTimeout: min(configuration.connectTimeout, remaining), timeout: remaining,
+                maxResponseBytes: configuration.maxResponseBytes)
+            let result = await multi.fetch(spec)
+            guard idempotent, attempts <= policy.maxRetries, Self.isRetryable(result) else { return (result, attempts) }
+            let wait = policy.delay(beforeRetry: attempts, using: &generator)
+            guard ContinuousClock.now + wait < deadline else { return (result, attempts) }
+            logger.debug("retrying \(method) \(url) in \(wait) after attempt \(attempts): \(Self.summary(result))")
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                return (.failed(FetchFailure(kind: .cancelled, message: "the request was cancelled")), attempts)
+            }
+        }
+    }
+
+    private static func isRetryable(_ result: FetchResult) -> Bool {
+        switch result {
+        case .answered(let response): RetryPolicy.isRetryable(status: response.status)
+        case .failed(let failure): failure.kind == .connectionFailed
+        }
+    }
+
+    private static func summary(_ result: FetchResult) -> String {
+        switch result {
+        case .answered(let response): "status \(response.status)"
+        case .failed(let failure): failure.message
+        }
+    }
+
+    private func outcome(of failure: FetchFailure, url: UpstreamURL, attempts: Int, budget: Duration) -> ProviderOutcome {
+        let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
+        switch failure.kind {
+        case .cancelled:
+            return .failure(.cancelled)
+        case .timeout:
+            return .failure(ProviderFailure(
+                code: "timeout",
+                message: "\(url) did not answer within the request's budget of \(budget.wholeMilliseconds) ms (\(failure.message))"))
+        case .connectionFailed:
+            return .failure(ProviderFailure(
+                code: "connectionFailed", message: "cannot fetch \(url) after \(tries): \(failure.message)"))
+        case .responseTooLarge:
+            return .failure(ProviderFailure(code: "responseTooLarge", message: "\(url): \(failure.message)"))
+        case .other:
+            return .failure(ProviderFailure(code: "fetchFailed", message: "\(url): \(failure.message)"))
+        }
+    }
+
+    private func outcome(of answer: FetchedResponse, method: String, url: UpstreamURL, attempts: Int) -> ProviderOutcome {
+        switch answer.status {
+        case 404, 410:
+            return .miss(reason: "upstream answered \(answer.status)")
+        case 500...599:
+            let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
+            return .failure(ProviderFailure(code: "upstreamStatus", message: "\(url) answered \(answer.status) after \(tries)"))
+        default:
+            let hints = CacheHints(cacheControl: answer.headers["cache-control"])
+            let readOnly = method == "GET" || method == "HEAD"
+            return .response(Response(
+                status: answer.status,
+                headers: HeaderForwarding.responseHeaders(answer.headers, bodyLength: method == "HEAD" ? nil : answer.body.count),
+                body: answer.body, source: name, ttl: hints.ttl, cacheable: hints.cacheable && readOnly))
+        }
+    }
+}

@@ -1,2 +1,0 @@
-// The network worker library: placeholder until the fetcher lands.
-enum NetworkPlaceholder {}
