@@ -136,7 +136,7 @@ let package = Package(
         // Benchmarks of a whole local cluster: cache hits, network fetches against a local origin.
         .executableTarget(
             name: "ClusterBench",
-            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire", argumentParser],
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchNetwork", "MonarchWire", argumentParser],
             path: "Benchmarks/ClusterBench"
         ),
         .executableTarget(

@@ -6,6 +6,6 @@ struct ClusterBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monarch-bench",
         abstract: "Benchmarks of a local Monarch cluster; each prints its figures.",
-        subcommands: [CacheHitsCommand.self]
+        subcommands: [CacheHitsCommand.self, NetworkCommand.self]
     )
 }

@@ -24,8 +24,8 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
     @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
     var coordinator: String
 
-    @Option(help: "The worker's name in logs and status reports.")
-    var name: String = "network"
+    @Option(help: "The worker's name in logs and status reports, unique in its pool (default: network@HOSTNAME).")
+    var name: String?
 
     @Option(help: "An upstream that may be contacted, as HOST:PORT ([ADDRESS]:PORT for IPv6). Repeatable.")
     var allow: [String] = []
@@ -64,7 +64,8 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         guard CurlLibrary.initialize() else {
             throw ValidationError("libcurl could not be initialised")
         }
-        let logger = Logger(label: name)
+        let identity = WorkerIdentity(kind: "network", name: name, token: ProcessSetup.environment("MONARCH_TOKEN"))
+        let logger = Logger(label: identity.name)
         let address: SocketAddress
         do {
             address = try SocketAddress(parsing: coordinator)
@@ -86,7 +87,7 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         let options = CurlMulti.Options(maxHostConnections: maxHostConnections)
         let multi = try await loop.submit { try CurlMulti(on: loop, options: options, logger: logger) }
         let runtime = WorkerRuntime(
-            identity: WorkerIdentity(kind: "network", name: name, token: ProcessSetup.environment("MONARCH_TOKEN")),
+            identity: identity,
             provider: NetworkProvider(multi: multi, configuration: configuration, logger: logger),
             loop: loop, logger: logger)
         if allowlist.origins.isEmpty {
