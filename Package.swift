@@ -160,13 +160,15 @@ let package = Package(
         ),
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(
-            name: "MonarchNetworkTests", dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire"],
-            exclude: ["Origin"]
+            name: "MonarchNetworkTests",
+            dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "TestOrigins"]
         ),
+        // HTTP servers the tests start on 127.0.0.1: a small origin written for them, and httpbin.
+        .target(name: "TestOrigins", path: "Tests/TestOrigins", exclude: ["Origin"]),
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",
-            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire"]
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire", "TestOrigins"]
         ),
     ]
 )

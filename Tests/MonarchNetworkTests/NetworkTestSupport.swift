@@ -2,6 +2,7 @@ import Foundation
 import Monarch
 import MonarchLoop
 import MonarchNetwork
+import TestOrigins
 import Testing
 
 /// One test's world: a fresh loop, a multi on it, and the servers the test asked for.

@@ -3,13 +3,14 @@ import Foundation
 /// An HTTP server for the tests, a Python process on 127.0.0.1 started from a script in
 /// `Origin/`: it prints its port, and exits when its standard input closes, so it cannot
 /// outlive the test process even if a test crashes.
-final class TestServerProcess: @unchecked Sendable {
-    let port: Int
+public final class TestServerProcess: @unchecked Sendable {
+    /// The port it listens on, on 127.0.0.1.
+    public let port: Int
     private let process: Process
     private let input: Pipe
 
     /// Starts `Origin/<script>` and waits for its port.
-    init(script: String, quiet: Bool = false) throws {
+    public init(script: String, quiet: Bool = false) throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Origin")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -39,23 +40,23 @@ final class TestServerProcess: @unchecked Sendable {
 
     /// The test origin (`Origin/origin.py`), started off the cooperative thread pool (starting
     /// blocks until the script prints its port, and tests run in parallel).
-    static func origin() async throws -> TestServerProcess {
+    public static func origin() async throws -> TestServerProcess {
         try await offPool { try TestServerProcess(script: "origin.py") }
     }
 
     /// httpbin (`Origin/httpbin_server.py`), started off the cooperative thread pool.
-    static func httpbin() async throws -> TestServerProcess {
+    public static func httpbin() async throws -> TestServerProcess {
         try await offPool { try TestServerProcess(script: "httpbin_server.py", quiet: true) }
     }
 
     /// `http://127.0.0.1:PORT` + `path`.
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// `127.0.0.1:PORT`, the allowlist entry.
-    var allowEntry: String { "127.0.0.1:\(port)" }
+    public var allowEntry: String { "127.0.0.1:\(port)" }
 
     /// Stops the server and waits, off the cooperative thread pool, for the process to end.
-    func stop() async {
+    public func stop() async {
         try? await offPool { self.stopNow() }
     }
 
@@ -66,14 +67,17 @@ final class TestServerProcess: @unchecked Sendable {
     }
 }
 
-struct TestServerError: Error, CustomStringConvertible {
+/// A test server that could not be started.
+public struct TestServerError: Error, CustomStringConvertible {
     let message: String
-    var description: String { message }
+    /// An error saying `message`.
+    public init(message: String) { self.message = message }
+    public var description: String { message }
 }
 
 /// Runs blocking `work` on a thread of its own, so that waiting for a process never holds
 /// one of the few threads every test's tasks share.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result(catching: work)) }
     }

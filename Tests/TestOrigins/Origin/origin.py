@@ -133,8 +133,10 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/redirect-loop":
             self.send(302, b"again", [("Location", "/redirect-loop")])
         elif path == "/etag":
-            headers = [("ETag", '"v1"'), ("Cache-Control", "max-age=60")]
+            headers = [("ETag", '"v1"'), ("Cache-Control", "max-age=" + query.get("max-age", "60"))]
             if self.headers.get("If-None-Match") == '"v1"':
+                with LOCK:
+                    STATE["notModified"] = STATE.get("notModified", 0) + 1
                 self.send(304, b"", headers)
             else:
                 self.send(200, b"tagged body", headers + [("Content-Type", "text/plain")])
