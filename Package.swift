@@ -110,7 +110,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "CacheWorker",
-            dependencies: ["MonarchCache", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
+            dependencies: [
+                "MonarchCache", "MonarchConfig", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging,
+            ],
             path: "Workers/Cache/Main"
         ),
         // libcurl's variadic calls, wrapped for Swift.
