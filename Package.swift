@@ -151,7 +151,8 @@ let package = Package(
         ),
         .testTarget(name: "MonarchBundleTests", dependencies: ["Monarch", "MonarchBundle", "MonarchLoop"]),
         .testTarget(
-            name: "MonarchCacheTests", dependencies: ["Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+            name: "MonarchCacheTests",
+            dependencies: ["CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", logging]
         ),
         .testTarget(name: "MonarchNetworkTests", dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire"]),
         // Integration: the real `monarch` and worker executables on temporary sockets.

@@ -43,9 +43,12 @@ public struct CacheEntry: Sendable, Hashable {
         return ageMs(at: nowMs) < ttlMs
     }
 
-    /// When the entry stops being fresh, in milliseconds since the epoch; nil for never.
+    /// When the entry stops being fresh, in milliseconds since the epoch; nil for never (no
+    /// TTL, or one reaching past what an `Int64` holds).
     public var expiresAtMs: Int64? {
-        ttlMs.map { storedAtMs.addingReportingOverflow($0).overflow ? .max : storedAtMs + $0 }
+        guard let ttlMs else { return nil }
+        let (expiry, overflow) = storedAtMs.addingReportingOverflow(ttlMs)
+        return overflow ? nil : expiry
     }
 
     /// Whether the sweep drops the entry at `nowMs`: it expired at least `keepStaleMs` ago.

@@ -1,5 +1,6 @@
 import Logging
 import MonarchWire
+import Synchronization
 
 /// The cache's file behind ``SQLiteStore``: its one connection, reopened on a fresh file when
 /// the file turns out unusable, and the running of a batch of queued operations.
@@ -10,6 +11,8 @@ final class CacheFile: @unchecked Sendable {
     let path: String
     private let logger: Logger
     private var database: SQLiteDatabase?
+    /// Write transactions committed so far (tests check that concurrent writes share one).
+    let commits = Atomic<Int>(0)
 
     init(path: String, logger: Logger) {
         self.path = path
@@ -155,6 +158,7 @@ final class CacheFile: @unchecked Sendable {
                 }
             }
             try database.commit()
+            commits.add(1, ordering: .relaxed)
             return outcomes
         } catch {
             database.rollback()

@@ -117,6 +117,12 @@ public final class SQLiteStore: Sendable {
         _ = await enqueue(.probe(body)).outcome()
     }
 
+    /// Write transactions committed so far. For tests.
+    var commits: Int { file.commits.load(ordering: .relaxed) }
+
+    /// Operations queued and not yet taken by a batch. For tests.
+    var waitingCount: Int { queue.withLock { $0.waiting.count } }
+
     /// Queues `work` at once (in the caller's order with other enqueues) and returns the
     /// operation to await. Starts a batch runner when none runs.
     func enqueue(_ work: StoreOperation.Work) -> StoreOperation {
