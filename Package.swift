@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "monarch-cache-worker", targets: ["CacheWorker"]),
         .executable(name: "monarch-network-worker", targets: ["NetworkWorker"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
+        .executable(name: "monarch-cache-bench", targets: ["CacheBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -133,6 +134,12 @@ let package = Package(
             name: "WireBench",
             dependencies: ["MonarchLoop", "MonarchWire", argumentParser],
             path: "Benchmarks/WireBench"
+        ),
+        // The cache worker as a real process: stores per second, memory, restart to first hit.
+        .executableTarget(
+            name: "CacheBench",
+            dependencies: ["MonarchLoop", "MonarchWire", argumentParser, logging],
+            path: "Benchmarks/CacheBench"
         ),
         .executableTarget(
             name: "wire-bench-c",
