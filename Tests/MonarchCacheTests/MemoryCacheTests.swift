@@ -3,6 +3,9 @@ import MonarchCache
 import Testing
 
 @Suite struct MemoryCacheTests {
+    /// A convenient entry cost: the overhead and 1000 bytes.
+    static let unit = MemoryCache.entryOverhead + 1000
+
     /// An entry whose cost under a one-letter key is exactly `cost`.
     static func entry(costing cost: Int, key: String = "k") -> CacheEntry {
         let bodyBytes = cost - MemoryCache.entryOverhead - key.utf8.count
@@ -16,58 +19,58 @@ import Testing
     }
 
     @Test func evictsTheLeastRecentlyUsedAtTheByteBudget() {
-        var cache = MemoryCache(budgetBytes: 3 * 1000)
+        var cache = MemoryCache(budgetBytes: 3 * Self.unit)
         for key in ["a", "b", "c"] {
-            let kept = cache.put(key, Self.entry(costing: 1000, key: key))
+            let kept = cache.put(key, Self.entry(costing: Self.unit, key: key))
             #expect(kept)
         }
-        #expect(cache.usedBytes == 3000)
+        #expect(cache.usedBytes == 3 * Self.unit)
         #expect(cache.evictions == 0)
-        cache.put("d", Self.entry(costing: 1000, key: "d"))
+        cache.put("d", Self.entry(costing: Self.unit, key: "d"))
         #expect(cache.keysByRecency == ["d", "c", "b"])
         #expect(cache.peek("a") == nil)
         #expect(cache.evictions == 1)
         // One entry twice as large makes room by evicting the two oldest.
-        cache.put("e", Self.entry(costing: 2000, key: "e"))
+        cache.put("e", Self.entry(costing: 2 * Self.unit, key: "e"))
         #expect(cache.keysByRecency == ["e", "d"])
-        #expect(cache.usedBytes == 3000)
+        #expect(cache.usedBytes == 3 * Self.unit)
     }
 
     @Test func aGetMakesAnEntryTheMostRecentlyUsed() {
-        var cache = MemoryCache(budgetBytes: 3000)
-        for key in ["a", "b", "c"] { cache.put(key, Self.entry(costing: 1000, key: key)) }
+        var cache = MemoryCache(budgetBytes: 3 * Self.unit)
+        for key in ["a", "b", "c"] { cache.put(key, Self.entry(costing: Self.unit, key: key)) }
         let gotA = cache.get("a")
         #expect(gotA != nil)
-        cache.put("d", Self.entry(costing: 1000, key: "d"))
+        cache.put("d", Self.entry(costing: Self.unit, key: "d"))
         #expect(cache.keysByRecency == ["d", "a", "c"])
         #expect(cache.peek("b") == nil)
         // peek leaves the order alone.
         _ = cache.peek("c")
-        cache.put("e", Self.entry(costing: 1000, key: "e"))
+        cache.put("e", Self.entry(costing: Self.unit, key: "e"))
         #expect(cache.keysByRecency == ["e", "d", "a"])
     }
 
     @Test func anEntryLargerThanTheBudgetIsNotKeptAndDropsTheOlderOne() {
-        var cache = MemoryCache(budgetBytes: 3000)
-        cache.put("a", Self.entry(costing: 1000, key: "a"))
-        cache.put("b", Self.entry(costing: 1000, key: "b"))
-        let keptOversize = cache.put("b", Self.entry(costing: 3001, key: "b"))
+        var cache = MemoryCache(budgetBytes: 3 * Self.unit)
+        cache.put("a", Self.entry(costing: Self.unit, key: "a"))
+        cache.put("b", Self.entry(costing: Self.unit, key: "b"))
+        let keptOversize = cache.put("b", Self.entry(costing: 3 * Self.unit + 1, key: "b"))
         #expect(!keptOversize)
         #expect(cache.peek("b") == nil)
         #expect(cache.keysByRecency == ["a"])
-        #expect(cache.usedBytes == 1000)
+        #expect(cache.usedBytes == Self.unit)
         // Exactly the budget fits.
-        let keptExact = cache.put("c", Self.entry(costing: 3000, key: "c"))
+        let keptExact = cache.put("c", Self.entry(costing: 3 * Self.unit, key: "c"))
         #expect(keptExact)
         #expect(cache.keysByRecency == ["c"])
     }
 
     @Test func replacingAnEntryReplacesItsCost() {
-        var cache = MemoryCache(budgetBytes: 10_000)
-        cache.put("a", Self.entry(costing: 1000, key: "a"))
-        cache.put("a", Self.entry(costing: 400, key: "a"))
+        var cache = MemoryCache(budgetBytes: 10 * Self.unit)
+        cache.put("a", Self.entry(costing: Self.unit, key: "a"))
+        cache.put("a", Self.entry(costing: Self.unit / 2, key: "a"))
         #expect(cache.count == 1)
-        #expect(cache.usedBytes == 400)
+        #expect(cache.usedBytes == Self.unit / 2)
         let removed = cache.remove("a")
         #expect(removed != nil)
         #expect(cache.usedBytes == 0)
@@ -76,9 +79,9 @@ import Testing
     }
 
     @Test func keysCompareByteForByte() {
-        var cache = MemoryCache(budgetBytes: 10_000)
-        cache.put("caf\u{e9}", Self.entry(costing: 500))
-        cache.put("cafe\u{301}", Self.entry(costing: 600))
+        var cache = MemoryCache(budgetBytes: 10 * Self.unit)
+        cache.put("caf\u{e9}", Self.entry(costing: Self.unit / 2))
+        cache.put("cafe\u{301}", Self.entry(costing: Self.unit / 2 + 10))
         #expect(cache.count == 2)
         let removedKeys = cache.removeAll(withPrefix: "cafe")
         #expect(removedKeys == ["cafe\u{301}"])
