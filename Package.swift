@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "monarch-network-worker", targets: ["NetworkWorker"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
         .executable(name: "monarch-bench", targets: ["ClusterBench"]),
+        .executable(name: "monarch-cache-bench", targets: ["CacheBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -111,7 +112,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "CacheWorker",
-            dependencies: ["MonarchCache", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
+            dependencies: [
+                "MonarchCache", "MonarchConfig", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging,
+            ],
             path: "Workers/Cache/Main"
         ),
         // libcurl's variadic calls, wrapped for Swift.
@@ -139,6 +142,12 @@ let package = Package(
             dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchNetwork", "MonarchWire", argumentParser],
             path: "Benchmarks/ClusterBench"
         ),
+        // The cache worker as a real process: stores per second, memory, restart to first hit.
+        .executableTarget(
+            name: "CacheBench",
+            dependencies: ["MonarchLoop", "MonarchWire", argumentParser, logging],
+            path: "Benchmarks/CacheBench"
+        ),
         .executableTarget(
             name: "wire-bench-c",
             dependencies: ["CLibUV"],
@@ -156,7 +165,8 @@ let package = Package(
         ),
         .testTarget(name: "MonarchBundleTests", dependencies: ["Monarch", "MonarchBundle", "MonarchLoop"]),
         .testTarget(
-            name: "MonarchCacheTests", dependencies: ["Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+            name: "MonarchCacheTests",
+            dependencies: ["CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", logging]
         ),
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(

@@ -1,0 +1,63 @@
+import Foundation
+import Monarch
+import MonarchCache
+import MonarchLoop
+import MonarchWire
+import MonarchWorker
+import Testing
+
+/// The provider behind a real ``WorkerRuntime``, over a Unix socket: the coordinator's
+/// `store`, `request` and `invalidate` messages reach the cache.
+@Suite struct CacheWorkerTests {
+    @Test(.timeLimit(.minutes(1)))
+    func storeRequestAndInvalidateTravelTheWire() async throws {
+        try await withCacheFixture { fixture in
+            let loop = fixture.loop
+            let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
+            let address = SocketAddress.unix(path: fixture.folder + "/coordinator.sock")
+            let listener = try await loop.submit {
+                try Listener(address: address, on: loop) { stream in
+                    continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
+                }
+            }
+            let store = try await fixture.openStore()
+            let runtime = WorkerRuntime(
+                identity: WorkerIdentity(kind: "cache"), provider: fixture.provider(store: store), loop: loop,
+                logger: fixture.logs.logger)
+            let serving = Task { try await runtime.run(coordinator: address) }
+            var connections = accepted.makeAsyncIterator()
+            let worker = try #require(await connections.next())
+            guard case .hello(let hello)? = try await worker.nextMessage() else {
+                Issue.record("expected a hello")
+                return
+            }
+            #expect(hello.kind == "cache")
+            try await worker.send(.welcome(Welcome()))
+
+            try await worker.send(.store(StoreMessage(id: 1, key: "users/1", status: 200, body: Data("one".utf8), ttlMs: 60_000)))
+            #expect(try await worker.nextMessage() == .result(ResultMessage(id: 1, data: ["stored": .bool(true)])))
+            try await worker.send(.request(RequestMessage(id: 2, path: "users/1", key: "users/1")))
+            guard case .response(let response)? = try await worker.nextMessage() else {
+                Issue.record("expected a response")
+                return
+            }
+            #expect(response.id == 2)
+            #expect(response.source == "cache")
+            #expect(response.body == Data("one".utf8))
+            #expect(response.stale == nil)
+            try await worker.send(.invalidate(InvalidateMessage(id: 3, target: .prefix("users/"))))
+            #expect(try await worker.nextMessage() == .result(ResultMessage(id: 3, data: ["removed": .integer(1)])))
+            try await worker.send(.request(RequestMessage(id: 4, path: "users/1", key: "users/1")))
+            guard case .miss(let miss)? = try await worker.nextMessage() else {
+                Issue.record("expected a miss")
+                return
+            }
+            #expect(miss.id == 4)
+
+            await worker.close()
+            try await serving.value
+            await listener.closeAndWait()
+            await store.close()
+        }
+    }
+}

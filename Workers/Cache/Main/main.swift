@@ -1,2 +1,0 @@
-// Placeholder until the Cache worker lands.
-print("not built yet")

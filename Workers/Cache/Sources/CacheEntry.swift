@@ -1,0 +1,60 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One cached response: what was stored, when (wall clock, so the time survives a restart),
+/// and for how long it stays fresh.
+///
+/// An entry is fresh while its age is below its TTL, and fresh for ever without one. A stale
+/// entry is still an answer (flagged stale); only the sweep drops it, `keepStale` after it
+/// expired.
+public struct CacheEntry: Sendable, Hashable {
+    /// The response's status.
+    public var status: Int
+    /// The response's headers.
+    public var headers: [String: String]
+    /// The response's body.
+    public var body: Data
+    /// When the entry was stored: milliseconds since the Unix epoch.
+    public var storedAtMs: Int64
+    /// How long the entry stays fresh, in milliseconds; nil for ever.
+    public var ttlMs: Int64?
+
+    /// Creates an entry.
+    public init(status: Int, headers: [String: String] = [:], body: Data = Data(), storedAtMs: Int64, ttlMs: Int64? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.storedAtMs = storedAtMs
+        self.ttlMs = ttlMs
+    }
+
+    /// How old the entry is at `nowMs`, in milliseconds; never negative (a wall clock set back
+    /// makes an entry younger, not of negative age).
+    public func ageMs(at nowMs: Int64) -> Int64 {
+        max(0, nowMs &- storedAtMs)
+    }
+
+    /// Whether the entry is fresh at `nowMs`: its age is below its TTL, or it has none.
+    public func isFresh(at nowMs: Int64) -> Bool {
+        guard let ttlMs else { return true }
+        return ageMs(at: nowMs) < ttlMs
+    }
+
+    /// When the entry stops being fresh, in milliseconds since the epoch; nil for never (no
+    /// TTL, or one reaching past what an `Int64` holds).
+    public var expiresAtMs: Int64? {
+        guard let ttlMs else { return nil }
+        let (expiry, overflow) = storedAtMs.addingReportingOverflow(ttlMs)
+        return overflow ? nil : expiry
+    }
+
+    /// Whether the sweep drops the entry at `nowMs`: it expired at least `keepStaleMs` ago.
+    public func isSweepable(at nowMs: Int64, keepStaleMs: Int64) -> Bool {
+        guard let expiresAtMs else { return false }
+        let (limit, overflow) = expiresAtMs.addingReportingOverflow(keepStaleMs)
+        return !overflow && limit <= nowMs
+    }
+}

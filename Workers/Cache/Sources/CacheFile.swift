@@ -1,0 +1,168 @@
+import Logging
+import MonarchWire
+import Synchronization
+
+/// The cache's file behind ``SQLiteStore``: its one connection, reopened on a fresh file when
+/// the file turns out unusable, and the running of a batch of queued operations.
+///
+/// Touched by one thread-pool job at a time (the store's queue guarantees it), hence
+/// `@unchecked Sendable`.
+final class CacheFile: @unchecked Sendable {
+    let path: String
+    private let logger: Logger
+    private var database: SQLiteDatabase?
+    /// Write transactions committed so far (tests check that concurrent writes share one).
+    let commits = Atomic<Int>(0)
+
+    init(path: String, logger: Logger) {
+        self.path = path
+        self.logger = logger
+    }
+
+    /// Opens the file; one that is unusable is logged, moved aside and replaced by a fresh one.
+    ///
+    /// - Returns: how many entries the file holds.
+    /// - Throws: ``SQLiteStoreError`` when no usable file can be opened.
+    func open() throws(SQLiteStoreError) -> Int {
+        do {
+            return try opened().count()
+        } catch where error.isUnusableFile {
+            // Corruption found by the count (below the schema) is handled like any other.
+            replaceUnusableFile(after: error)
+            return try opened().count()
+        }
+    }
+
+    /// The open connection, opening the file first when there is none (at start, or after a
+    /// replacement failed). An unusable file is moved aside and replaced once.
+    private func opened() throws(SQLiteStoreError) -> SQLiteDatabase {
+        if let database { return database }
+        let fresh: SQLiteDatabase
+        do {
+            fresh = try SQLiteDatabase.open(path)
+        } catch where error.isUnusableFile {
+            let aside = try UnusableFile.moveAside(path)
+            logger.error("the cache file \(path) is unusable (\(error.message)); moved it aside to \(aside) and started a fresh file")
+            fresh = try SQLiteDatabase.open(path)
+        }
+        database = fresh
+        return fresh
+    }
+
+    /// Closes the connection to a file found unusable while in use, moves the file aside and
+    /// opens a fresh one. When that fails, the failure is logged and the next operation tries
+    /// again.
+    private func replaceUnusableFile(after error: SQLiteStoreError) {
+        database?.close()
+        database = nil
+        do {
+            let aside = try UnusableFile.moveAside(path)
+            logger.error("the cache file \(path) is unusable (\(error.message)); moved it aside to \(aside) and started a fresh file")
+            database = try SQLiteDatabase.open(path)
+        } catch {
+            logger.error("the cache file \(path) is unusable and could not be replaced: \(error.message)")
+        }
+    }
+
+    func close() {
+        database?.close()
+        database = nil
+    }
+
+    // MARK: - Batches
+
+    /// Runs one batch: the reads first, then every write in one transaction (group commit), so
+    /// one sync to disk acknowledges them all. A write batch that fails is retried one write
+    /// per transaction, so one bad write does not fail the others; one that meets an unusable
+    /// file runs again on the fresh file.
+    ///
+    /// - Returns: the outcomes, in the order of `work`.
+    func run(_ work: [StoreOperation.Work]) -> [StoreOperation.Outcome] {
+        var outcomes = [StoreOperation.Outcome](repeating: .done, count: work.count)
+        var writes: [Int] = []
+        for (index, item) in work.enumerated() {
+            if item.isWrite { writes.append(index) } else if case .close = item {} else { outcomes[index] = read(item) }
+        }
+        if !writes.isEmpty {
+            let results = commit(writes.map { work[$0] }, splitOnFailure: true)
+            for (index, outcome) in zip(writes, results) { outcomes[index] = outcome }
+        }
+        for (index, item) in work.enumerated() {
+            if case .close = item {
+                close()
+                outcomes[index] = .done
+            }
+        }
+        return outcomes
+    }
+
+    private func read(_ work: StoreOperation.Work) -> StoreOperation.Outcome {
+        do {
+            switch work {
+            case .get(let key): return .entry(try opened().entry(forKey: key))
+            case .count: return .count(try opened().count())
+            case .probe(let body):
+                body()
+                return .done
+            default: return .done
+            }
+        } catch where error.isUnusableFile {
+            replaceUnusableFile(after: error)
+            // The entries went with the old file.
+            if case .get = work { return .entry(nil) }
+            return .count(0)
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    private func commit(_ writes: [StoreOperation.Work], splitOnFailure: Bool) -> [StoreOperation.Outcome] {
+        var lastError: SQLiteStoreError?
+        for _ in 0..<2 {
+            do {
+                return try commitOnce(writes)
+            } catch where error.isUnusableFile {
+                replaceUnusableFile(after: error)
+                lastError = error
+            } catch {
+                lastError = error
+                break
+            }
+        }
+        if splitOnFailure && writes.count > 1 {
+            return writes.flatMap { commit([$0], splitOnFailure: false) }
+        }
+        let failure = lastError ?? SQLiteStoreError(.closed, "\(path): not open")
+        return writes.map { _ in .failed(failure) }
+    }
+
+    private func commitOnce(_ writes: [StoreOperation.Work]) throws(SQLiteStoreError) -> [StoreOperation.Outcome] {
+        let database = try opened()
+        try database.begin()
+        do {
+            var outcomes: [StoreOperation.Outcome] = []
+            outcomes.reserveCapacity(writes.count)
+            for write in writes {
+                switch write {
+                case .put(let entry, let key):
+                    try database.put(entry, under: key)
+                    outcomes.append(.done)
+                case .remove(.key(let key)):
+                    outcomes.append(.keys(try database.delete(key: key)))
+                case .remove(.prefix(let prefix)):
+                    outcomes.append(.keys(try database.delete(prefix: prefix)))
+                case .deleteExpired(let expiredBy):
+                    outcomes.append(.count(try database.deleteExpired(by: expiredBy)))
+                default:
+                    outcomes.append(.done)
+                }
+            }
+            try database.commit()
+            commits.add(1, ordering: .relaxed)
+            return outcomes
+        } catch {
+            database.rollback()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import Logging
+import Monarch
+import MonarchWire
+import MonarchWorker
+import Synchronization
+
+/// The cache worker's provider, named `cache`: a bounded in-memory LRU in front of an
+/// optional SQLite file.
+///
+/// It answers `GET` and `HEAD` requests that carry a cache key (`route.cacheKey`): from
+/// memory first, then from the file (a hit there is promoted into memory). A hit is a
+/// response with source `cache`, its age, and `stale: true` once past its TTL — stale entries
+/// are answers too, and the chain decides by policy whether to use them. An absent key, a
+/// request with no key or another method is a miss. With no file (memory-only) it behaves
+/// the same minus persistence.
+///
+/// As ``CacheMaintenance`` it takes the coordinator's `store` (acknowledged once committed to
+/// the file) and `invalidate` (by key or by exact byte prefix, in memory and in the file).
+/// ``sweep()`` drops entries that expired more than `keepStale` ago from both.
+///
+/// Memory and file change together under one lock, in the callers' order, and a file read
+/// that raced with a change to its key is not promoted, so memory never holds an entry the
+/// file lost to a later write or invalidation. Thread-safe; every method may be called from
+/// any task.
+public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
+    /// The file behind memory; nil for a memory-only cache.
+    public let store: SQLiteStore?
+    /// How long an expired entry is kept for stale answers before the sweep drops it.
+    public let keepStale: Duration
+    /// Where the time comes from.
+    public let clock: WallClock
+    private let keepStaleMs: Int64
+    private let state: Mutex<State>
+
+    private struct State {
+        var memory: MemoryCache
+        /// File reads in flight, by key: a change to the key bumps the generation, and a read
+        /// that sees its generation changed does not promote what it read.
+        var reads: [CacheKey: ReadWatch] = [:]
+
+        mutating func touch(_ key: String) {
+            reads[CacheKey(key)]?.generation &+= 1
+        }
+
+        mutating func touch(prefix: String) {
+            for key in reads.keys where key.hasBytePrefix(prefix) { reads[key]?.generation &+= 1 }
+        }
+
+        mutating func touchAll() {
+            for key in reads.keys { reads[key]?.generation &+= 1 }
+        }
+    }
+
+    private struct ReadWatch {
+        var readers = 0
+        var generation: UInt64 = 0
+    }
+
+    /// A cache keeping up to `memoryBytes` of entries in memory (see
+    /// ``MemoryCache/cost(key:entry:)``) in front of `store` (nil: memory only).
+    public init(memoryBytes: Int, store: SQLiteStore?, keepStale: Duration = .seconds(86_400), clock: WallClock = .system) {
+        self.store = store
+        self.keepStale = keepStale
+        self.clock = clock
+        self.keepStaleMs = Int64(clamping: keepStale.wholeMilliseconds)
+        self.state = Mutex(State(memory: MemoryCache(budgetBytes: memoryBytes)))
+    }
+
+    /// `cache`.
+    public var name: String { "cache" }
+
+    /// What memory holds now: entries, the bytes they cost, and evictions so far.
+    public var memoryUsage: (entries: Int, bytes: Int, evictions: Int) {
+        state.withLock { ($0.memory.count, $0.memory.usedBytes, $0.memory.evictions) }
+    }
+
+    /// Answers from memory, then from the file. Never blocks the caller's thread: file reads
+    /// run on the loop's thread pool. A cancelled task gets a `cancelled` failure.
+    public func perform(_ request: Request) async -> ProviderOutcome {
+        guard !Task.isCancelled else { return .failure(.cancelled) }
+        guard request.isReadOnly else {
+            return .miss(reason: "the cache answers GET and HEAD, not \(request.method)")
+        }
+        guard let key = request.route.cacheKey else {
+            return .miss(reason: "the request has no cache key (no route gave it one)")
+        }
+        let (found, generation) = state.withLock { state -> (CacheEntry?, UInt64?) in
+            if let entry = state.memory.get(key) { return (entry, nil) }
+            guard store != nil else { return (nil, nil) }
+            state.reads[CacheKey(key), default: ReadWatch()].readers += 1
+            return (nil, state.reads[CacheKey(key)]?.generation)
+        }
+        if let found { return .response(response(to: request, from: found)) }
+        guard let store, let generation else { return .miss(reason: "not cached") }
+
+        let read: Result<CacheEntry?, SQLiteStoreError>
+        do {
+            read = .success(try await store.entry(forKey: key))
+        } catch {
+            read = .failure(error)
+        }
+        state.withLock { state in
+            let watchKey = CacheKey(key)
+            let unchanged = state.reads[watchKey]?.generation == generation
+            state.reads[watchKey]?.readers -= 1
+            if state.reads[watchKey]?.readers == 0 { state.reads[watchKey] = nil }
+            if unchanged, case .success(let entry?) = read, state.memory.peek(key) == nil {
+                state.memory.put(key, entry)
+            }
+        }
+        guard !Task.isCancelled else { return .failure(.cancelled) }
+        switch read {
+        case .success(let entry?):
+            return .response(response(to: request, from: entry))
+        case .success(nil):
+            return .miss(reason: "not cached")
+        case .failure(let error) where error.kind == .cancelled:
+            return .failure(.cancelled)
+        case .failure(let error):
+            return .failure(ProviderFailure(code: "readFailed", message: error.message))
+        }
+    }
+
+    private func response(to request: Request, from entry: CacheEntry) -> Response {
+        let now = clock.nowMs
+        return Response(
+            status: entry.status, headers: entry.headers, body: request.method == "HEAD" ? .init() : entry.body,
+            source: name, stale: !entry.isFresh(at: now), age: .milliseconds(entry.ageMs(at: now)))
+    }
+
+    // MARK: - CacheMaintenance
+
+    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), stamped
+    /// with the clock's time. In memory at once; with a file, returns once the entry is
+    /// committed to it.
+    ///
+    /// - Throws: ``ProviderFailure`` `storeFailed` when the file did not take it (memory then
+    ///   drops it too).
+    public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
+        let entry = CacheEntry(
+            status: response.status, headers: response.headers, body: response.body, storedAtMs: clock.nowMs,
+            ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) })
+        let write = state.withLock { state -> StoreOperation? in
+            state.memory.put(key, entry)
+            state.touch(key)
+            return store?.enqueue(.put(entry, key: key))
+        }
+        guard let write else { return }
+        if case .failed(let error) = await write.outcome() {
+            state.withLock { state in
+                state.memory.remove(key)
+                state.touch(key)
+            }
+            throw ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(error.message)")
+        }
+    }
+
+    /// Drops the entry under the target's key, or every entry whose key starts with its prefix
+    /// (compared byte for byte: `%` and `_` are ordinary characters), from memory and file.
+    ///
+    /// - Returns: how many distinct keys were dropped (a key held in memory and in the file
+    ///   counts once).
+    /// - Throws: ``ProviderFailure`` `invalidateFailed` when the file could not be changed
+    ///   (memory has dropped the entries already).
+    public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
+        let (fromMemory, deletion) = state.withLock { state -> ([String], StoreOperation?) in
+            let removed: [String]
+            switch target {
+            case .key(let key):
+                removed = state.memory.remove(key) == nil ? [] : [key]
+                state.touch(key)
+            case .prefix(let prefix):
+                removed = state.memory.removeAll(withPrefix: prefix)
+                state.touch(prefix: prefix)
+            }
+            return (removed, store?.enqueue(.remove(target)))
+        }
+        guard let deletion else { return fromMemory.count }
+        switch await deletion.outcome() {
+        case .keys(let fromFile):
+            return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).count
+        case .failed(let error):
+            throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate: \(error.message)")
+        default:
+            return fromMemory.count
+        }
+    }
+
+    /// Drops, from memory and file, every entry that expired at least `keepStale` ago.
+    ///
+    /// - Returns: how many entries the file dropped (memory's count when there is no file).
+    /// - Throws: ``ProviderFailure`` `sweepFailed` when the file could not be changed.
+    @discardableResult
+    public func sweep() async throws(ProviderFailure) -> Int {
+        let now = clock.nowMs
+        let keepStaleMs = self.keepStaleMs
+        let (fromMemory, deletion) = state.withLock { state -> (Int, StoreOperation?) in
+            let removed = state.memory.removeAll { _, entry in entry.isSweepable(at: now, keepStaleMs: keepStaleMs) }
+            state.touchAll()
+            let (expiredBy, overflow) = now.subtractingReportingOverflow(keepStaleMs)
+            return (removed, overflow ? nil : store?.enqueue(.deleteExpired(by: expiredBy)))
+        }
+        guard let deletion else { return fromMemory }
+        switch await deletion.outcome() {
+        case .count(let count): return count
+        case .failed(let error): throw ProviderFailure(code: "sweepFailed", message: error.message)
+        default: return 0
+        }
+    }
+}

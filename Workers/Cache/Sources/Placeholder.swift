@@ -1,2 +1,0 @@
-// The cache worker library: placeholder until the cache store lands.
-enum CachePlaceholder {}

@@ -1,0 +1,179 @@
+import Logging
+import MonarchLoop
+import MonarchWire
+import Synchronization
+
+/// The cache's entries in one SQLite file, durable once acknowledged.
+///
+/// - **Durability.** WAL mode with `synchronous=FULL`: a write returns only once its
+///   transaction committed and the WAL was synced, so it survives a crash of the process and
+///   a loss of power.
+/// - **Group commit.** Operations wait in a queue in front of the one connection, and run
+///   one batch at a time on the loop's thread pool (never on the loop thread). A batch is
+///   everything queued while the previous one ran: its reads, then all its writes in one
+///   transaction, so many concurrent writes share one sync. Each writer resumes once its
+///   transaction committed.
+/// - **Unusable files.** A file that is not a database, is corrupt or holds another schema —
+///   found when opening (a cheap check of the header and schema, no full integrity check) or
+///   later (`SQLITE_CORRUPT`/`SQLITE_NOTADB` on a query) — is logged at error level, renamed
+///   to `PATH.corrupt-<unix time>` with its `-wal` and `-shm`, and replaced by a fresh file.
+///   Reads that met it find nothing; writes that met it run again on the fresh file.
+///
+/// Every method may be called from any task.
+public final class SQLiteStore: Sendable {
+    /// The file.
+    public let path: String
+    /// How many entries the file held when it was opened.
+    public let entriesAtOpen: Int
+    /// The loop whose thread pool runs the SQLite calls.
+    public let loop: EventLoop
+    private let file: CacheFile
+    private let queue = Mutex(Queue())
+
+    private struct Queue {
+        var waiting: [StoreOperation] = []
+        var running = false
+        var closed = false
+    }
+
+    /// Opens the file at `path` (creating it when missing; its folder must exist), replacing
+    /// an unusable file by a fresh one as described above. Runs on `loop`'s thread pool.
+    ///
+    /// - Throws: ``SQLiteStoreError`` when no usable file can be had (no such folder, no
+    ///   permission, an unusable file that cannot be moved aside, the loop shut down).
+    public init(path: String, on loop: EventLoop, logger: Logger) async throws(SQLiteStoreError) {
+        let file = CacheFile(path: path, logger: logger)
+        let opened: Result<Int, SQLiteStoreError>
+        do {
+            opened = try await loop.runOnThreadPool { Result { () throws(SQLiteStoreError) in try file.open() } }
+        } catch {
+            throw SQLiteStoreError(.closed, "cannot open \(path): \(error)")
+        }
+        self.entriesAtOpen = try opened.get()
+        self.path = path
+        self.loop = loop
+        self.file = file
+    }
+
+    /// The entry under `key`, or nil.
+    ///
+    /// - Throws: ``SQLiteStoreError``: `cancelled` when the task was cancelled before the
+    ///   read ran (it then never runs), `closed`, or what SQLite reported.
+    public func entry(forKey key: String) async throws(SQLiteStoreError) -> CacheEntry? {
+        switch await enqueue(.get(key)).outcome() {
+        case .entry(let entry): return entry
+        case .failed(let error): throw error
+        default: return nil
+        }
+    }
+
+    /// Keeps `entry` under `key`, replacing what was there; returns once it is committed.
+    ///
+    /// - Throws: ``SQLiteStoreError`` when it was not committed (the task's cancellation does
+    ///   not stop a write once queued).
+    public func put(_ entry: CacheEntry, under key: String) async throws(SQLiteStoreError) {
+        if case .failed(let error) = await enqueue(.put(entry, key: key)).outcome() { throw error }
+    }
+
+    /// Deletes the entry under the target's key, or every entry whose key starts with its
+    /// prefix (bytes compared exactly: `%` and `_` are not wildcards).
+    ///
+    /// - Returns: the keys deleted.
+    /// - Throws: ``SQLiteStoreError`` when the deletion was not committed.
+    public func remove(_ target: InvalidateMessage.Target) async throws(SQLiteStoreError) -> [String] {
+        try keys(await enqueue(.remove(target)).outcome())
+    }
+
+    /// Deletes the entries whose freshness ended at or before `expiredByMs` (milliseconds
+    /// since the epoch).
+    ///
+    /// - Returns: how many were deleted.
+    public func deleteExpired(by expiredByMs: Int64) async throws(SQLiteStoreError) -> Int {
+        switch await enqueue(.deleteExpired(by: expiredByMs)).outcome() {
+        case .count(let count): return count
+        case .failed(let error): throw error
+        default: return 0
+        }
+    }
+
+    /// How many entries the file holds now.
+    public func count() async throws(SQLiteStoreError) -> Int {
+        switch await enqueue(.count).outcome() {
+        case .count(let count): return count
+        case .failed(let error): throw error
+        default: return 0
+        }
+    }
+
+    /// Runs the operations queued so far, then closes the connection; later operations fail
+    /// with `closed`. Calling it again does nothing more.
+    public func close() async {
+        _ = await enqueue(.close).outcome()
+    }
+
+    /// Runs `body` on a pool thread in the queue's turn, holding up the operations queued
+    /// after it until it returns. For tests.
+    func hold(_ body: @escaping @Sendable () -> Void) async {
+        _ = await enqueue(.probe(body)).outcome()
+    }
+
+    /// Write transactions committed so far. For tests.
+    var commits: Int { file.commits.load(ordering: .relaxed) }
+
+    /// Operations queued and not yet taken by a batch. For tests.
+    var waitingCount: Int { queue.withLock { $0.waiting.count } }
+
+    /// Queues `work` at once (in the caller's order with other enqueues) and returns the
+    /// operation to await. Starts a batch runner when none runs.
+    func enqueue(_ work: StoreOperation.Work) -> StoreOperation {
+        let operation = StoreOperation(work)
+        let startRunner = queue.withLock { queue -> Bool? in
+            guard !queue.closed else { return nil }
+            if case .close = work { queue.closed = true }
+            queue.waiting.append(operation)
+            guard !queue.running else { return false }
+            queue.running = true
+            return true
+        }
+        switch startRunner {
+        case nil: operation.finish(.failed(SQLiteStoreError(.closed, "\(path): the store is closed")))
+        case true?: Task { await self.runBatches() }
+        case false?: break
+        }
+        return operation
+    }
+
+    /// Runs batch after batch until the queue is empty.
+    private func runBatches() async {
+        while true {
+            let batch = queue.withLock { queue -> [StoreOperation]? in
+                guard !queue.waiting.isEmpty else {
+                    queue.running = false
+                    return nil
+                }
+                defer { queue.waiting.removeAll(keepingCapacity: true) }
+                return queue.waiting
+            }
+            guard let batch else { return }
+            let operations = batch.filter { $0.start() }
+            guard !operations.isEmpty else { continue }
+            let work = operations.map(\.work)
+            let file = self.file
+            do {
+                let outcomes = try await loop.runOnThreadPool { file.run(work) }
+                for (operation, outcome) in zip(operations, outcomes) { operation.finish(outcome) }
+            } catch {
+                let failure = SQLiteStoreError(.closed, "\(path): \(error)")
+                for operation in operations { operation.finish(.failed(failure)) }
+            }
+        }
+    }
+
+    private func keys(_ outcome: StoreOperation.Outcome) throws(SQLiteStoreError) -> [String] {
+        switch outcome {
+        case .keys(let keys): return keys
+        case .failed(let error): throw error
+        default: return []
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import MonarchWire
+import Synchronization
+
+/// One operation waiting in ``SQLiteStore``'s queue: what to do, and where its outcome goes.
+///
+/// The queue runs it at most once. A read may be cancelled until it starts (its waiter then
+/// gets `cancelled` at once and it is skipped); a write, once queued, always runs, and its
+/// waiter learns how it ended.
+final class StoreOperation: Sendable {
+    /// What to do.
+    enum Work: Sendable {
+        case get(String)
+        case count
+        case put(CacheEntry, key: String)
+        case remove(InvalidateMessage.Target)
+        case deleteExpired(by: Int64)
+        /// Runs on the pool thread in the queue's turn; tests use it to hold the queue.
+        case probe(@Sendable () -> Void)
+        /// Closes the connection; the last operation of the store.
+        case close
+
+        /// Whether it changes the file, and so runs in the batch's transaction.
+        var isWrite: Bool {
+            switch self {
+            case .put, .remove, .deleteExpired: true
+            case .get, .count, .probe, .close: false
+            }
+        }
+    }
+
+    /// How it ended.
+    enum Outcome: Sendable {
+        case entry(CacheEntry?)
+        case count(Int)
+        case keys([String])
+        case done
+        case failed(SQLiteStoreError)
+    }
+
+    let work: Work
+    private let state = Mutex(State())
+
+    private struct State {
+        var outcome: Outcome?
+        var waiter: CheckedContinuation<Outcome, Never>?
+        var started = false
+    }
+
+    init(_ work: Work) {
+        self.work = work
+    }
+
+    /// Waits for the outcome. Cancelling the waiting task cancels a read not yet started.
+    func outcome() async -> Outcome {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Outcome? in
+                    if let outcome = state.outcome { return outcome }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            if !work.isWrite { finish(.failed(SQLiteStoreError(.cancelled, "cancelled before it ran")), ifNotStarted: true) }
+        }
+    }
+
+    /// Marks the operation as running; false when it already has an outcome (cancelled), and
+    /// so must be skipped.
+    func start() -> Bool {
+        state.withLock { state in
+            guard state.outcome == nil else { return false }
+            state.started = true
+            return true
+        }
+    }
+
+    /// Hands `outcome` to the waiter (now or when it comes). Only the first outcome counts.
+    func finish(_ outcome: Outcome, ifNotStarted: Bool = false) {
+        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+            guard state.outcome == nil, !(ifNotStarted && state.started) else { return nil }
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: outcome)
+    }
+}
