@@ -53,7 +53,7 @@ struct CacheHitsCommand: AsyncParsableCommand {
             }
             guard source == "cache" else { throw BenchError("hits/\(slot).txt never came from the cache") }
         }
-        print("cache hits through the coordinator, \(bytes)-byte body, \(seconds) s per figure")
+        say("cache hits through the coordinator, \(bytes)-byte body, \(seconds) s per figure")
         for level in levels {
             let run = LoadRun(inFlight: level, duration: .milliseconds(Int64(seconds * 1000)))
             let figures = await withTaskExecutorPreference(loop) {
@@ -62,7 +62,7 @@ struct CacheHitsCommand: AsyncParsableCommand {
                     return response.source == "cache" && response.body.count == body.count
                 }
             }
-            print(figures.line("  \(level) in flight"))
+            say(figures.line("  \(level) in flight"))
         }
         await client.close()
     }

@@ -32,6 +32,7 @@ struct NetworkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let origin = try NginxOrigin(executable: nginx)
+        say("nginx up on \(origin.port)")
         defer { origin.stop() }
         let duration = Duration.milliseconds(Int64(seconds * 1000))
         guard CurlLibrary.initialize() else { throw BenchError("curl_global_init failed") }
@@ -40,6 +41,7 @@ struct NetworkCommand: AsyncParsableCommand {
         let httpLoop = try EventLoop(name: "bench-http")
         defer { _ = httpLoop.shutdown() }
         let multi = try await httpLoop.submit { try CurlMulti(on: httpLoop) }
+        say("multi made")
         let url = "http://127.0.0.1:\(origin.port)/data.json"
         let direct = await withTaskExecutorPreference(httpLoop) {
             await LoadRun(inFlight: inFlight, duration: duration).run { _, _ in
@@ -82,11 +84,11 @@ struct NetworkCommand: AsyncParsableCommand {
         }
         await client.close()
 
-        print("network fetches of a 1 KB JSON from nginx on 127.0.0.1, \(inFlight) in flight, \(seconds) s each")
-        print(direct.line("  direct (libcurl multi on libuv)"))
-        print(through.line("  through the coordinator (noCache, \(networkWorkers) network worker\(networkWorkers == 1 ? "" : "s"))"))
+        say("network fetches of a 1 KB JSON from nginx on 127.0.0.1, \(inFlight) in flight, \(seconds) s each")
+        say(direct.line("  direct (libcurl multi on libuv)"))
+        say(through.line("  through the coordinator (noCache, \(networkWorkers) network worker\(networkWorkers == 1 ? "" : "s"))"))
         let ratio = direct.perSecond > 0 ? through.perSecond / direct.perSecond : 0
-        print("  ratio: \(Int((ratio * 100).rounded())) % of direct")
+        say("  ratio: \(Int((ratio * 100).rounded())) % of direct")
     }
 }
 
@@ -143,8 +145,14 @@ final class NginxOrigin: @unchecked Sendable {
         }
     }
 
+    /// Stops nginx (SIGTERM, then SIGKILL after 5 s) and removes its folder.
     func stop() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        if process.isRunning {
+            process.terminate()
+            let start = Date()
+            while process.isRunning, Date().timeIntervalSince(start) < 5 { usleep(20_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         try? FileManager.default.removeItem(atPath: folder)
     }
 }

@@ -1,24 +1,35 @@
 extension Configuration {
     /// The embedded default configuration as commented YAML: it serves when no file is given.
     ///
-    /// Clients connect at `unix:.monarch/monarch.sock`, workers at `unix:.monarch/workers.sock`;
-    /// one domain `static` served by the `bundle` provider; one route sending every path
-    /// (`...`) to it; one bundle worker serving the folder `Bundle`. Relative paths are resolved
-    /// against the base directory given to ``defaultConfiguration(baseDirectory:)``.
-    /// `Examples/monarch.yml` says the same, explained line by line.
+    /// Clients connect at `unix:.monarch/monarch.sock`, workers at `unix:.monarch/workers.sock`.
+    /// Domain `static` is the `bundle` provider, for every path (`...`); domain `api` is
+    /// `[cache, network]`, for `api/...`, fetched from `http://127.0.0.1:8080/...` and cached
+    /// for 60 s. One bundle worker serves the folder `Bundle`, one cache worker keeps 64 MB in
+    /// memory over `.monarch/cache.db`, one network worker may reach `127.0.0.1:8080` only.
+    /// Relative paths are resolved against the base directory given to
+    /// ``defaultConfiguration(baseDirectory:)``. `Examples/monarch.yml` says the same,
+    /// explained line by line.
     public static let defaultYAML = """
-        # Monarch's embedded default configuration: one bundle worker serving the folder
-        # ./Bundle for every request path. Relative paths are taken from the working directory.
+        # Monarch's embedded default configuration: files from ./Bundle for every path, and
+        # api/... fetched from a server on 127.0.0.1:8080 through a cache. Relative paths are
+        # taken from the working directory.
         listen:
           clients: [unix:.monarch/monarch.sock]   # where clients and the CLI connect
           workers: unix:.monarch/workers.sock     # where workers dial in and register
         domains:                                  # domain -> providers, asked in this order
           static: [bundle]
+          api: [cache, network]
         routes:                                   # path patterns -> domain, most specific first
           - match: "..."                          # every path
             domain: static
+          - match: "api/..."                      # api/users/1 -> http://127.0.0.1:8080/users/1
+            domain: api
+            upstream: http://127.0.0.1:8080/...
+            ttl: 60s                              # cached answers stay fresh for a minute
         workers:                                  # the workers the coordinator launches
           bundle: { count: 1, root: Bundle }      # request path docs/a.txt -> Bundle/docs/a.txt
+          cache: { count: 1, store: sqlite:.monarch/cache.db, memory: 64MB }
+          network: { count: 1, allow: ["127.0.0.1:8080"] }   # the only upstream it may reach
 
         """
 

@@ -10,9 +10,16 @@ import Testing
             listen: .init(clients: [.unix(path: "/srv/app/.monarch/monarch.sock")],
                           workers: .unix(path: "/srv/app/.monarch/workers.sock")),
             token: nil,
-            domains: [.init(name: "static", providers: ["bundle"])],
-            routes: [.init(match: "...", domain: "static")],
-            workers: [.init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/app/Bundle", latency: .zero))],
+            domains: [.init(name: "static", providers: ["bundle"]), .init(name: "api", providers: ["cache", "network"])],
+            routes: [
+                .init(match: "...", domain: "static"),
+                .init(match: "api/...", domain: "api", upstream: "http://127.0.0.1:8080/...", ttl: .seconds(60)),
+            ],
+            workers: [
+                .init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/app/Bundle", latency: .zero)),
+                .init(kind: "cache", count: 1, settings: .cache(store: "sqlite:/srv/app/.monarch/cache.db", memoryBytes: 64 << 20)),
+                .init(kind: "network", count: 1, settings: .network(allow: ["127.0.0.1:8080"])),
+            ],
             defaultTimeout: .seconds(30),
             maxFrameBytes: 16 << 20
         ))
