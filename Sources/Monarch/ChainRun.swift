@@ -28,7 +28,10 @@ struct ChainRun: Sendable {
     ) async throws(ChainError) -> Response {
         let policy = request.policy ?? .cacheFirst
         var held = held
-        var asking = held.map { Revalidation.conditional(request, for: $0) } ?? request
+        var asking = request
+        // Whether `asking` carries validators the chain took from `held`: only then is a 304 about it.
+        var validating = false
+        if let held { (asking, validating) = Revalidation.conditional(request, for: held) }
         var attempts: [ProviderAttempt] = []
         func record(_ attempt: ProviderAttempt) {
             attempts.append(attempt)
@@ -54,11 +57,11 @@ struct ChainRun: Sendable {
                             provider: provider.name, outcome: .miss,
                             message: "stale entry (\(response.age?.wholeMilliseconds ?? 0) ms old), revalidating"))
                         held = response
-                        asking = Revalidation.conditional(request, for: response)
+                        (asking, validating) = Revalidation.conditional(request, for: response)
                         continue
                     }
                 }
-                if response.status == 304, let stale = held {
+                if response.status == 304, validating, let stale = held {
                     response = Revalidation.refreshed(stale, by: response)
                 }
                 writeBack(response, answeredAt: position)
@@ -77,8 +80,7 @@ struct ChainRun: Sendable {
 
     /// Hands a cacheable success to the storing providers before `position`, in the background.
     private func writeBack(_ response: Response, answeredAt position: Int) {
-        guard response.isSuccess, response.cacheable, !response.stale, request.isReadOnly, !request.carriesCredentials
-        else { return }
+        guard response.mayBeStored, request.isShareable else { return }
         for case let store as any ResponseStoring in providers[..<position] {
             let request = self.request
             Task { await store.store(response, for: request) }
@@ -88,7 +90,8 @@ struct ChainRun: Sendable {
     /// Asks the providers after `position` for a fresh copy of `stale`, in the background and
     /// once per cache key at a time; what they answer is written back.
     private func refreshInBackground(_ stale: Response, after position: Int) {
-        let key = request.route.cacheKey ?? "\(request.method) \(request.path)"
+        let key = request.route.cacheKey
+            ?? "\(request.method) \(request.domain) \(request.path) \(request.query)"
         guard refreshes.begin(key) else { return }
         var asking = request
         asking.policy = .cacheFirst

@@ -4,8 +4,9 @@
 /// request's domain, in registration order. The first response wins and later providers are not
 /// asked; misses and failures are recorded and pass the request on. When every provider missed
 /// or failed, the request gets one ``ChainError`` listing each outcome. When a provider answers
-/// with a cacheable success to a `GET` or `HEAD` without credentials, every ``ResponseStoring``
-/// provider asked before it is handed the response (write-back), without delaying the answer.
+/// a ``Request/isShareable`` request with a response that ``Response/mayBeStored``, every
+/// ``ResponseStoring`` provider standing before it in the chain is handed the response
+/// (write-back), without delaying the answer.
 ///
 /// The request's cache policy (``CachePolicy``, `cacheFirst` when nil) decides how storing
 /// providers and stale responses (past their TTL) are used:

@@ -55,12 +55,21 @@ public struct Request: Sendable, Hashable {
     /// failed connection.
     public var isIdempotent: Bool { isReadOnly || ["PUT", "DELETE", "OPTIONS"].contains(method) }
 
-    /// Whether the request carries credentials (an `Authorization` or `Cookie` header): its
-    /// answer may be meant for this caller alone, so it is neither shared with identical
-    /// requests in flight nor written back to caches.
-    public var carriesCredentials: Bool {
-        headers.keys.contains { ["authorization", "cookie"].contains($0.lowercased()) }
+    /// Whether another request with the same key may be given this request's answer, and the
+    /// answer kept for them: a read (`GET`, `HEAD`) without credentials (`Authorization`,
+    /// `Cookie`: the answer may be for this caller alone) and without conditional or range
+    /// headers (`If-None-Match`, `If-Modified-Since`, `If-Match`, `If-Unmodified-Since`,
+    /// `If-Range`, `Range`: the answer may be a 304 or a part). Only such requests share a trip
+    /// with identical requests in flight and are written back to caches.
+    public var isShareable: Bool {
+        isReadOnly && !headers.keys.contains { Self.personalHeaders.contains($0.lowercased()) }
     }
+
+    /// Request headers that make an answer unfit for other requests (see ``isShareable``).
+    static let personalHeaders: Set<String> = [
+        "authorization", "cookie", "range", "if-range", "if-none-match", "if-modified-since", "if-match",
+        "if-unmodified-since",
+    ]
 }
 
 /// What routing decided about a request, handed on to the providers that serve it.

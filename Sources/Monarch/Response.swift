@@ -38,6 +38,23 @@ public struct Response: Sendable, Hashable {
         self.cacheable = cacheable
     }
 
-    /// Whether the status is a success (2xx); only successes are written back to caches.
+    /// Whether the status is a success (2xx).
     public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// Whether a shared cache may keep this response for other requests: a fresh, cacheable
+    /// 200, 203 or 204 (not a partial 206) that sets no cookie and varies with no request
+    /// header but `Accept-Encoding` (bodies are kept decoded).
+    public var mayBeStored: Bool {
+        guard cacheable, !stale, [200, 203, 204].contains(status) else { return false }
+        for (name, value) in headers {
+            switch name.lowercased() {
+            case "set-cookie": return false
+            case "vary":
+                let varied = value.split(separator: ",").map { $0.filter { !$0.isWhitespace }.lowercased() }
+                if varied.contains(where: { !$0.isEmpty && $0 != "accept-encoding" }) { return false }
+            default: continue
+            }
+        }
+        return true
+    }
 }

@@ -2,14 +2,22 @@
 /// (`If-None-Match` / `If-Modified-Since` from the entry's `ETag` / `Last-Modified`), and a
 /// `304 Not Modified` makes the stale entry fresh again without a body.
 enum Revalidation {
-    /// `request` with the conditional headers `stale` allows, unless the request set its own.
-    static func conditional(_ request: Request, for stale: Response) -> Request {
+    /// `request` with the conditional headers `stale` allows, unless the request set its own;
+    /// `added` says whether any were added (only then does a 304 speak of `stale`).
+    static func conditional(_ request: Request, for stale: Response) -> (request: Request, added: Bool) {
         var request = request
         let asked = Set(request.headers.keys.map { $0.lowercased() })
-        guard !asked.contains("if-none-match"), !asked.contains("if-modified-since") else { return request }
-        if let etag = header("etag", in: stale.headers) { request.headers["If-None-Match"] = etag }
-        if let modified = header("last-modified", in: stale.headers) { request.headers["If-Modified-Since"] = modified }
-        return request
+        guard !asked.contains("if-none-match"), !asked.contains("if-modified-since") else { return (request, false) }
+        var added = false
+        if let etag = header("etag", in: stale.headers) {
+            request.headers["If-None-Match"] = etag
+            added = true
+        }
+        if let modified = header("last-modified", in: stale.headers) {
+            request.headers["If-Modified-Since"] = modified
+            added = true
+        }
+        return (request, added)
     }
 
     /// The stale response made fresh by `notModified` (a 304): the stale body, with the
@@ -25,7 +33,9 @@ enum Revalidation {
         response.source = notModified.source
         response.stale = false
         response.age = .zero
-        response.ttl = notModified.ttl
+        // The 304's freshness, else the entry's own (RFC 9111 §4.3.4: the stored response's
+        // metadata stays unless the 304 replaces it).
+        response.ttl = notModified.ttl ?? stale.ttl
         response.cacheable = notModified.cacheable
         return response
     }

@@ -12,7 +12,8 @@ struct RequestPlan {
     /// The time the client waits at most.
     var deadline: Duration
     /// The key identical reads in flight (same request key and cache policy) share; nil for
-    /// mutations and requests with credentials, which never share a trip.
+    /// requests that are not ``Request/isShareable`` (mutations, credentials, conditions),
+    /// which never share a trip.
     var sharedKey: String?
 
     /// Plans `message`: parses its path, finds its route and domain, fills in the upstream.
@@ -53,8 +54,7 @@ struct RequestPlan {
         providers = chain
         self.deadline = deadline
         // Reads share a trip only under the same policy: a `noCache` read must not take a cache's answer.
-        // Nor does a read with credentials: its answer may be for its caller alone.
-        sharedKey = request.isReadOnly && !request.carriesCredentials
-            ? "\(key) \(request.policy?.rawValue ?? "default")" : nil
+        // Nor does a read whose answer may be for its caller alone (credentials, conditions, ranges).
+        sharedKey = request.isShareable ? "\(key) \(request.policy?.rawValue ?? "default")" : nil
     }
 }

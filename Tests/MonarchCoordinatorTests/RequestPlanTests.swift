@@ -56,6 +56,9 @@ import Testing
         // Reads with credentials may be answered for their caller alone: they share nothing.
         #expect(try plan(RequestMessage(id: 7, path: "docs/a", headers: ["Authorization": "Bearer t"])).sharedKey == nil)
         #expect(try plan(RequestMessage(id: 8, path: "docs/a", headers: ["COOKIE": "s=1"])).sharedKey == nil)
+        // So may conditional and range reads: a 304 or a part is no answer for a plain GET.
+        #expect(try plan(RequestMessage(id: 9, path: "docs/a", headers: ["If-None-Match": "\"v1\""])).sharedKey == nil)
+        #expect(try plan(RequestMessage(id: 10, path: "docs/a", headers: ["range": "bytes=0-9"])).sharedKey == nil)
     }
 
     @Test func separatorsInsideQueryValuesDoNotCollide() throws {

@@ -102,18 +102,30 @@ private let staleEntry = Response(
         #expect(error.attempts[1].code == "connectionFailed")
     }
 
-    @Test("a client's own conditional headers are kept, and its 304 passes through")
+    @Test("a client's own conditional headers are kept, and its 304 passes through untouched and unstored")
     func clientConditional() async throws {
-        let network = RecordingProvider("network") { _ in .response(Response(status: 304)) }
-        let subject = chain(StoringProvider("cache", .response(staleEntry), log: log, probe: StoreProbe()), network)
-        let response = try await subject.perform(Request(path: "a", headers: ["if-none-match": "\"mine\""]))
-        #expect(network.requests.first?.headers == ["if-none-match": "\"mine\""])
-        // The stale entry was held, so the 304 still refreshes it (the client asked with its own tag).
-        #expect(response.status == 200)
+        let probe = StoreProbe()
+        let network = RecordingProvider("network") { _ in .response(Response(status: 304, headers: ["ETag": "\"v2\""])) }
+        let subject = chain(StoringProvider("cache", .response(staleEntry), log: log, probe: probe), network)
+        let response = try await subject.perform(Request(path: "a", headers: ["if-none-match": "\"v2\""]))
+        #expect(network.requests.first?.headers == ["if-none-match": "\"v2\""])
+        // The 304 is about the client's v2, not the cache's stale v1: v1 must not come back as fresh.
+        #expect(response.status == 304)
+        #expect(response.body.isEmpty)
+        probe.continuation.yield(Stored(provider: "sentinel", path: "", response: Response()))
+        var stored = probe.stream.makeAsyncIterator()
+        #expect(try #require(await stored.next()).provider == "sentinel")
+    }
 
-        let direct = chain(network)
-        let passed = try await direct.perform(Request(path: "a", headers: ["If-None-Match": "\"mine\""]))
-        #expect(passed.status == 304)
+    @Test("a 304 without freshness keeps the entry's own TTL")
+    func revalidatedKeepsTTL() async throws {
+        var entry = staleEntry
+        entry.ttl = .seconds(45)
+        let network = RecordingProvider("network") { _ in .response(Response(status: 304)) }
+        let subject = chain(StoringProvider("cache", .response(entry), log: log, probe: StoreProbe()), network)
+        let response = try await subject.perform(Request(path: "a"))
+        #expect(response.status == 200)
+        #expect(response.ttl == .seconds(45))
     }
 
     // MARK: networkFirst

@@ -89,6 +89,17 @@ import Testing
 
     // MARK: Write-back
 
+    @Test("Vary on Accept-Encoding alone does not stop write-back (bodies are kept decoded)")
+    func varyAcceptEncodingIsStored() async throws {
+        let probe = StoreProbe()
+        let subject = chain(
+            StoringProvider("memory", log: log, probe: probe),
+            StubProvider("network", .response(Response(headers: ["Vary": "accept-encoding"], body: Data("x".utf8))), log: log))
+        _ = try await subject.perform(Request(path: "v"))
+        var stored = probe.stream.makeAsyncIterator()
+        #expect(try #require(await stored.next()).provider == "memory")
+    }
+
     @Test("a cacheable 2xx GET is handed to every storing provider before the one that answered", arguments: ["GET", "HEAD"])
     func writeBack(method: String) async throws {
         let probe = StoreProbe()
@@ -121,6 +132,13 @@ import Testing
             WriteBackCase(name: "DELETE", outcome: ok("deleted"), method: "DELETE"),
             WriteBackCase(name: "Authorization", outcome: ok("mine"), headers: ["Authorization": "Bearer x"]),
             WriteBackCase(name: "Cookie", outcome: ok("mine"), headers: ["cookie": "session=1"]),
+            WriteBackCase(name: "Range", outcome: ok("part", status: 206), headers: ["Range": "bytes=0-3"]),
+            WriteBackCase(name: "200 to a Range", outcome: ok("whole"), headers: ["range": "bytes=0-3"]),
+            WriteBackCase(name: "If-None-Match", outcome: ok("whole"), headers: ["If-None-Match": "\"x\""]),
+            WriteBackCase(name: "206", outcome: ok("part", status: 206)),
+            WriteBackCase(name: "Set-Cookie", outcome: .response(Response(headers: ["Set-Cookie": "s=1"], body: Data("x".utf8)))),
+            WriteBackCase(name: "Vary: Cookie", outcome: .response(Response(headers: ["Vary": "Accept-Encoding, Cookie"]))),
+            WriteBackCase(name: "Vary: *", outcome: .response(Response(headers: ["vary": "*"]))),
           ])
     func noWriteBack(_ testCase: WriteBackCase) async throws {
         let probe = StoreProbe()
