@@ -13,6 +13,16 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     private(set) var stores = 0
     /// Write-backs a worker refused or was lost before acknowledging.
     private(set) var storeFailures = 0
+    /// Write-backs dropped because their key was invalidated while their trip was under way.
+    private(set) var storesSkipped = 0
+    /// The shard names of every worker that has registered: one missing from the connected
+    /// workers may come back with its entries (a file store), so invalidation reports it.
+    private(set) var knownShards: Set<String> = []
+    /// Recent invalidations, oldest first: a write-back from a trip that started before one of
+    /// them may carry what it removed.
+    private var recentInvalidations: [(at: ContinuousClock.Instant, target: InvalidateMessage.Target)] = []
+    /// How long invalidations are remembered for write-backs still under way.
+    static let invalidationMemory: Duration = .seconds(300)
 
     init(kind: String, loop: EventLoop, logger: Logger) {
         self.logger = logger
@@ -28,6 +38,12 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         return Rendezvous.owner(of: key, among: candidates.map(\.shardName)).map { candidates[$0] }
     }
 
+    override func add(_ worker: WorkerSession) {
+        super.add(worker)
+        // Names made unique by the coordinator (name#id) do not survive a restart: not tracked.
+        if worker.shardName == worker.hello.name { knownShards.insert(worker.shardName) }
+    }
+
     override func choose(for request: Request, excluding excluded: [String]) -> WorkerSession? {
         guard let key = request.route.cacheKey else { return super.choose(for: request, excluding: excluded) }
         return owner(of: key, excluding: excluded)
@@ -37,7 +53,13 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     /// (the upstream's) or else the route's. Failures are logged: write-back never fails a request.
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
+        let tripStart = Self.tripStart
         await withTaskExecutorPreference(loop) {
+            if let tripStart, invalidated(key, since: tripStart) {
+                storesSkipped += 1
+                logger.debug("not keeping \(key): it was invalidated while it was being fetched")
+                return
+            }
             guard let worker = owner(of: key) else { return }
             let ttl = response.ttl ?? request.route.ttl
             switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl)) }) {
@@ -62,10 +84,29 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         var failures: [String] = []
     }
 
-    /// Drops `target` from every connected worker.
+    /// Whether an invalidation after `start` covers `key`.
+    private func invalidated(_ key: String, since start: ContinuousClock.Instant) -> Bool {
+        recentInvalidations.contains { invalidation in
+            guard invalidation.at > start else { return false }
+            switch invalidation.target {
+            case .key(let invalidatedKey): return invalidatedKey == key
+            case .prefix(let prefix): return key.utf8.starts(with: prefix.utf8)
+            }
+        }
+    }
+
+    /// Drops `target` from every connected worker, and from write-backs of trips under way.
+    /// Workers that registered once and are not connected now are reported as failures.
     func invalidate(_ target: InvalidateMessage.Target) async -> InvalidationReport {
         await withTaskExecutorPreference(loop) {
+            let now = ContinuousClock.now
+            recentInvalidations.removeAll { now - $0.at > Self.invalidationMemory }
+            recentInvalidations.append((now, target))
             var report = InvalidationReport()
+            let absent = knownShards.subtracting(connected.map(\.shardName))
+            for name in absent.sorted() {
+                report.failures.append("\(name): not connected, so its entries (if it keeps a file) were not dropped")
+            }
             await withTaskGroup(of: (String, WireMessage?).self) { group in
                 for worker in connected {
                     group.addTask { (worker.id, await worker.exchange { .invalidate(InvalidateMessage(id: $0, target: target)) }) }

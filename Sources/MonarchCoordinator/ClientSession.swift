@@ -46,7 +46,16 @@ final class ClientSession: @unchecked Sendable {
         case .scale(let admin):
             send(unsupported(admin.id, "scale"))
         case .invalidate(let admin):
-            Task(executorPreference: connection.loop) { [self] in send(await coordinator.invalidate(admin)) }
+            guard calls[admin.id] == nil else {
+                connection.fail(ProtocolError(
+                    .unexpectedMessage, "id \(admin.id) is already in flight on this connection", id: admin.id))
+                return
+            }
+            calls[admin.id] = Task(executorPreference: connection.loop) { [self] in
+                let answer = await coordinator.invalidate(admin)
+                calls[admin.id] = nil
+                send(answer)
+            }
         case .store(let admin):
             send(unsupported(admin.id, "store"))
         case .error(let error):

@@ -91,6 +91,15 @@ extension Coordinator {
             pool.remove(worker)
             onWorkerLost?(info)
         }
+        if pool is CachePool, pool.connected.contains(where: { $0.shardName == worker.shardName }) {
+            // Keys are sharded on names: two workers with one name would share one share of keys.
+            logger.warning("""
+                cache worker \(id) registered with the name "\(worker.shardName)" of another connected cache \
+                worker; sharding on "\(worker.shardName)#\(id)" instead. Give each cache worker a unique --name, \
+                or its keys move whenever it restarts.
+                """)
+            worker.shardName = "\(worker.shardName)#\(id)"
+        }
         pool.add(worker)
         try? connection.send(.welcome(Welcome(maxFrameBytes: configuration.maxFrameBytes, workerId: id)))
         logger.info("worker \(id) registered (\(hello.name ?? kind), pid \(hello.pid.map(String.init) ?? "?"))")

@@ -32,13 +32,15 @@ final class Flight: @unchecked Sendable {
         self.asked = ProviderChain.asked(for: request, from: providers).map(\.name)
         let end = request.deadline.map { ContinuousClock.now + $0 }
         task = Task(executorPreference: loop) { [self] in
-            let result: Result<Response, ChainError> = await WorkerPool.$tripEnd.withValue(end) {
-                do throws(ChainError) {
-                    return .success(try await ProviderChain.perform(request, along: providers, refreshes: refreshes) {
-                        attempts.append($0)
-                    })
-                } catch {
-                    return .failure(error)
+            let result: Result<Response, ChainError> = await WorkerPool.$tripStart.withValue(.now) {
+                await WorkerPool.$tripEnd.withValue(end) {
+                    do throws(ChainError) {
+                        return .success(try await ProviderChain.perform(request, along: providers, refreshes: refreshes) {
+                            attempts.append($0)
+                        })
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
             complete(with: result)

@@ -37,6 +37,9 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     /// When the trip down the chain must be over: set for the trip's task, so that each
     /// worker is handed the budget that is left (protocol section 5), not the whole of it.
     @TaskLocal static var tripEnd: ContinuousClock.Instant?
+    /// When the trip down the chain started (set with ``tripEnd``): write-backs of a trip that
+    /// started before an invalidation of their key are dropped.
+    @TaskLocal static var tripStart: ContinuousClock.Instant?
 
     func perform(_ request: Request) async -> ProviderOutcome {
         await withTaskExecutorPreference(loop) { await forward(request) }

@@ -41,6 +41,7 @@ final class WorkerSession: @unchecked Sendable {
         self.hello = hello
         self.connection = connection
         self.logger = logger
+        self.shardName = hello.name ?? id
         connection.onMessage = { [unowned self] message in received(message) }
         connection.onEnd = { [self] end in ended(end) }
     }
@@ -82,13 +83,18 @@ final class WorkerSession: @unchecked Sendable {
         }
     }
 
-    /// The name keys are sharded on: the worker's own (stable across restarts), else its id.
-    var shardName: String { hello.name ?? id }
+    /// The name keys are sharded on: the worker's own (stable across restarts, so a restarted
+    /// cache worker gets its keys back), else its id. Loop thread only.
+    var shardName: String
+
+
+    /// How long a worker may take to answer an admin message before the exchange is given up.
+    static let exchangeTimeoutMs: UInt64 = 10_000
 
     /// Sends the admin message `make` builds with a fresh id (`store`, `invalidate`, `status`)
-    /// and waits for the worker's `result` or `failure`; nil when the worker is lost first or
-    /// the message cannot be sent. Runs on the loop.
-    func exchange(_ make: (MessageID) -> WireMessage) async -> WireMessage? {
+    /// and waits for the worker's `result` or `failure`; nil when the worker is lost first, the
+    /// message cannot be sent, or no answer comes within `timeoutMs`. Runs on the loop.
+    func exchange(timeoutMs: UInt64 = exchangeTimeoutMs, _ make: (MessageID) -> WireMessage) async -> WireMessage? {
         connection.loop.preconditionInEventLoop()
         guard lostReason == nil else { return nil }
         let id = nextID
@@ -98,9 +104,16 @@ final class WorkerSession: @unchecked Sendable {
         } catch {
             return nil
         }
+        let timer = try? LoopTimer(on: connection.loop)
+        defer { timer?.close() }
         return await withCheckedContinuation { continuation in
             if lostReason != nil { return continuation.resume(returning: nil) }
             exchanges[id] = continuation
+            timer?.start(afterMs: timeoutMs) { [self] in
+                guard let waiting = exchanges.removeValue(forKey: id) else { return }
+                logger.warning("worker \(self.id) did not answer exchange \(id) within \(timeoutMs) ms")
+                waiting.resume(returning: nil)
+            }
         }
     }
 

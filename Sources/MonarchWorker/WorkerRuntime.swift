@@ -27,6 +27,8 @@ public final class WorkerRuntime: Sendable {
 
     private struct State {
         var tasks: [MessageID: Task<Void, Never>] = [:]
+        /// `store` and `invalidate` exchanges under way (a drain waits for them too).
+        var maintaining = 0
         /// Requests answered before their task was recorded in `tasks`.
         var answeredEarly: Set<MessageID> = []
         var counters = WorkerCounters()
@@ -76,7 +78,7 @@ public final class WorkerRuntime: Sendable {
     public func drain(timeout: Duration = .seconds(10)) async {
         state.withLock { $0.draining = true }
         let start = ContinuousClock.now
-        while state.withLock({ !$0.tasks.isEmpty }), ContinuousClock.now - start < timeout {
+        while state.withLock({ !$0.tasks.isEmpty || $0.maintaining > 0 }), ContinuousClock.now - start < timeout {
             try? await Task.sleep(for: .milliseconds(20))
         }
         await state.withLock { $0.connection }?.close()
@@ -137,7 +139,9 @@ public final class WorkerRuntime: Sendable {
     ) {
         let provider = self.provider
         let kind = identity.kind
+        state.withLock { $0.maintaining += 1 }
         Task(executorPreference: loop) {
+            defer { self.state.withLock { $0.maintaining -= 1 } }
             let answer: WireMessage
             if let cache = provider as? any CacheMaintenance {
                 do throws(ProviderFailure) {

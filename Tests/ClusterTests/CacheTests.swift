@@ -281,3 +281,45 @@ struct CacheTests {
         }
     }
 }
+
+@Suite("Cache workers started by hand")
+struct HandStartedCacheTests {
+    @Test("Two cache workers with one name are kept apart; invalidate names a known worker that is not connected")
+    func duplicateNamesAndAbsentWorkers() async throws {
+        try await TestCluster.with(cacheConfig(cacheCount: 0, file: false)) { cluster in
+            let worker = "\(cluster.workerAddress)"
+            let first = try Spawned(Executables.cacheWorker, ["--coordinator", worker, "--name", "twin", "--memory-only"])
+            defer { first.signal(SIGKILL) }
+            try await eventually("the first cache worker") { try await cluster.status().workers("cache").count == 1 }
+            let second = try Spawned(Executables.cacheWorker, ["--coordinator", worker, "--name", "twin", "--memory-only"])
+            defer { second.signal(SIGKILL) }
+            try await eventually("the second cache worker") { try await cluster.status().workers("cache").count == 2 }
+
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            let paths = (0..<20).map { "keep/twin\($0).txt" }
+            for path in paths {
+                try cluster.rewrite(path, "v1")
+                _ = try await perform(client, Request(path: path))
+            }
+            try await cluster.waitForWriteBacks(20)
+            for path in paths {
+                #expect(try await perform(client, Request(path: path)).success?.source == "cache", "\(path)")
+            }
+            // Kept apart: both hold a share of the keys (one name alone would give one worker all).
+            for status in try await cluster.status().workers("cache") {
+                #expect(status.forwarded > 0, "a twin got no keys")
+            }
+
+            // The worker registered under its own name leaves: invalidation says so.
+            first.signal(SIGKILL)
+            _ = try await first.waitForExit(timeout: 20)
+            try await eventually("one cache worker left") { try await cluster.status().workers("cache").count == 1 }
+            let result = try await Spawned.run(
+                Executables.monarch, ["invalidate", "--prefix", "GET static keep/", "--address", "\(cluster.clientAddress)"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("invalidateIncomplete"), "\(result.stderr)")
+            #expect(result.stderr.contains("twin: not connected"), "\(result.stderr)")
+        }
+    }
+}

@@ -12,6 +12,7 @@ enum Executables {
     }()
     static var monarch: String { directory + "/monarch" }
     static var bundleWorker: String { directory + "/monarch-bundle-worker" }
+    static var cacheWorker: String { directory + "/monarch-cache-worker" }
 }
 
 /// Everything a child process wrote to one of its pipes, collected by a thread of its own.
