@@ -71,6 +71,40 @@ import Testing
         }
     }
 
+    /// Within one batch, a read queued before the first write sees the file as it was, and a
+    /// read queued after it sees the writes; the writes still share one commit.
+    @Test(.timeLimit(.minutes(1)))
+    func aBatchAnswersReadsInQueueOrderAroundItsWrites() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let old = CacheEntry(status: 200, body: Data("old".utf8), storedAtMs: 1)
+            try await store.put(old, under: "k")
+            let commitsBefore = store.commits
+            let latch = Latch()
+            let holding = Task { await store.hold { latch.block() } }
+            try await waitUntil { latch.hasEntered }
+            let before = Task { try await store.entry(forKey: "k") }
+            try await waitUntil { store.waitingCount == 1 }
+            let removal = Task { try await store.remove(.key("k")) }
+            try await waitUntil { store.waitingCount == 2 }
+            let after = Task { try await store.entry(forKey: "k") }
+            try await waitUntil { store.waitingCount == 3 }
+            let put = Task { try await store.put(CacheEntry(status: 200, storedAtMs: 2), under: "other") }
+            try await waitUntil { store.waitingCount == 4 }
+            let count = Task { try await store.count() }
+            try await waitUntil { store.waitingCount == 5 }
+            latch.open()
+            await holding.value
+            #expect(try await before.value == old)
+            #expect(try await removal.value == ["k"])
+            #expect(try await after.value == nil)
+            try await put.value
+            #expect(try await count.value == 1)
+            #expect(store.commits == commitsBefore + 1)
+            await store.close()
+        }
+    }
+
     /// Files that are not databases, by name (the name keeps the test's output short).
     static let garbageFiles: [String: [UInt8]] = [
         "text": Array(String(repeating: "this is not a database ", count: 400).utf8),

@@ -71,28 +71,25 @@ final class CacheFile: @unchecked Sendable {
 
     // MARK: - Batches
 
-    /// Runs one batch: the reads first, then every write in one transaction (group commit), so
-    /// one sync to disk acknowledges them all. A write batch that fails is retried one write
-    /// per transaction, so one bad write does not fail the others; one that meets an unusable
-    /// file runs again on the fresh file.
+    /// Runs one batch in a way consistent with the order of `work`: the reads queued before
+    /// its first write, then every write in one transaction (group commit, so one sync to
+    /// disk acknowledges them all), then the reads queued after the first write. A read thus
+    /// never misses a write queued before it; a read queued between two writes also sees the
+    /// later one, which is fine, as that write was queued while the read still waited. A write
+    /// batch that fails is retried one write per transaction, so one bad write does not fail
+    /// the others; one that meets an unusable file runs again on the fresh file.
     ///
     /// - Returns: the outcomes, in the order of `work`.
     func run(_ work: [StoreOperation.Work]) -> [StoreOperation.Outcome] {
         var outcomes = [StoreOperation.Outcome](repeating: .done, count: work.count)
-        var writes: [Int] = []
-        for (index, item) in work.enumerated() {
-            if item.isWrite { writes.append(index) } else if case .close = item {} else { outcomes[index] = read(item) }
-        }
+        let firstWrite = work.firstIndex { $0.isWrite } ?? work.endIndex
+        for index in work.indices[..<firstWrite] { outcomes[index] = read(work[index]) }
+        let writes = work.indices[firstWrite...].filter { work[$0].isWrite }
         if !writes.isEmpty {
             let results = commit(writes.map { work[$0] }, splitOnFailure: true)
             for (index, outcome) in zip(writes, results) { outcomes[index] = outcome }
         }
-        for (index, item) in work.enumerated() {
-            if case .close = item {
-                close()
-                outcomes[index] = .done
-            }
-        }
+        for index in work.indices[firstWrite...] where !work[index].isWrite { outcomes[index] = read(work[index]) }
         return outcomes
     }
 
@@ -103,6 +100,9 @@ final class CacheFile: @unchecked Sendable {
             case .count: return .count(try opened().count())
             case .probe(let body):
                 body()
+                return .done
+            case .close:
+                close()
                 return .done
             default: return .done
             }

@@ -10,9 +10,10 @@ import Synchronization
 ///   a loss of power.
 /// - **Group commit.** Operations wait in a queue in front of the one connection, and run
 ///   one batch at a time on the loop's thread pool (never on the loop thread). A batch is
-///   everything queued while the previous one ran: its reads, then all its writes in one
-///   transaction, so many concurrent writes share one sync. Each writer resumes once its
-///   transaction committed.
+///   everything queued while the previous one ran: the reads queued before its first write,
+///   then all its writes in one transaction, so many concurrent writes share one sync, then
+///   the reads queued after the first write (so no read misses a write queued before it).
+///   Each writer resumes once its transaction committed.
 /// - **Unusable files.** A file that is not a database, is corrupt or holds another schema —
 ///   found when opening (a cheap check of the header and schema, no full integrity check) or
 ///   later (`SQLITE_CORRUPT`/`SQLITE_NOTADB` on a query) — is logged at error level, renamed
