@@ -177,6 +177,31 @@ import Testing
         }
     }
 
+    /// One row whose headers do not decode is one bad entry, not a bad file: it is deleted
+    /// and is a miss, and every other entry stays.
+    @Test func anEntryWithUnreadableHeadersIsDroppedAloneNotTheFile() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let good = CacheEntry(status: 200, body: Data("good".utf8), storedAtMs: 1)
+            try await store.put(good, under: "good")
+            try await store.put(CacheEntry(status: 200, storedAtMs: 1), under: "bad")
+            await store.close()
+            try Self.createDatabase(at: fixture.path, sql: "UPDATE entries SET headers = '[1, 2' WHERE key = 'bad'")
+
+            let reopened = try await fixture.openStore()
+            #expect(reopened.entriesAtOpen == 2)
+            #expect(try await reopened.entry(forKey: "bad") == nil)
+            #expect(try await reopened.entry(forKey: "good") == good)
+            #expect(try await reopened.count() == 1)
+            #expect(try fixture.files().allSatisfy { !$0.contains("corrupt") })
+            #expect(fixture.logs.messages(at: .error).isEmpty)
+            let warnings = fixture.logs.messages(at: .warning)
+            #expect(warnings.count == 1)
+            #expect(warnings.first?.contains("bad") == true)
+            await reopened.close()
+        }
+    }
+
     @Test func aFolderThatDoesNotExistIsAnErrorNotAMoveAside() async throws {
         try await withCacheFixture { fixture in
             await #expect(throws: SQLiteStoreError.self) {

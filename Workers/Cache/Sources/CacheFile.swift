@@ -96,7 +96,7 @@ final class CacheFile: @unchecked Sendable {
     private func read(_ work: StoreOperation.Work) -> StoreOperation.Outcome {
         do {
             switch work {
-            case .get(let key): return .entry(try opened().entry(forKey: key))
+            case .get(let key): return .entry(try entry(forKey: key))
             case .count: return .count(try opened().count())
             case .probe(let body):
                 body()
@@ -113,6 +113,28 @@ final class CacheFile: @unchecked Sendable {
             return .count(0)
         } catch {
             return .failed(error)
+        }
+    }
+
+    /// The entry under `key`, or nil. A row that cannot be read back is deleted (logged at
+    /// warning level) and is a miss; the other entries of the file stay.
+    private func entry(forKey key: String) throws(SQLiteStoreError) -> CacheEntry? {
+        let database = try opened()
+        switch try database.entry(forKey: key) {
+        case .found(let entry):
+            return entry
+        case .missing:
+            return nil
+        case .unreadable(let reason):
+            do {
+                _ = try database.delete(key: key)
+                logger.warning("the cache file \(path) held an unreadable entry under \(key) (\(reason)); deleted it")
+            } catch where error.isUnusableFile {
+                throw error
+            } catch {
+                logger.warning("the cache file \(path) holds an unreadable entry under \(key) (\(reason)); cannot delete it: \(error.message)")
+            }
+            return nil
         }
     }
 

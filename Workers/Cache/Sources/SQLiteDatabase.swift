@@ -118,22 +118,31 @@ final class SQLiteDatabase {
 
     // MARK: - Entries
 
-    /// The entry under `key`, or nil.
-    func entry(forKey key: String) throws(SQLiteStoreError) -> CacheEntry? {
+    /// What ``entry(forKey:)`` found under a key.
+    enum Lookup {
+        case found(CacheEntry)
+        case missing
+        /// A row this store cannot have written (its headers are not a JSON object of
+        /// strings): one bad row, not a bad file; the caller drops it.
+        case unreadable(reason: String)
+    }
+
+    /// The entry under `key`: found, missing, or a row that cannot be read back.
+    func entry(forKey key: String) throws(SQLiteStoreError) -> Lookup {
         let select = try statement("SELECT status, stored_at_ms, ttl_ms, headers, body FROM entries WHERE key = ?1")
         defer { select.reset() }
         select.bind(1, text: key)
-        guard try select.step() else { return nil }
+        guard try select.step() else { return .missing }
         let headers = select.text(3)
         let decoded: [String: String]
         do {
             decoded = try decoder.decode([String: String].self, from: Data(headers.utf8))
         } catch {
-            throw SQLiteStoreError(.sqlite(code: SQLITE_CORRUPT), "\(path): the headers of \(key) are not a JSON object of strings")
+            return .unreadable(reason: "its headers are not a JSON object of strings")
         }
-        return CacheEntry(
+        return .found(CacheEntry(
             status: Int(select.int64(0)), headers: decoded, body: select.blob(4), storedAtMs: select.int64(1),
-            ttlMs: select.isNull(2) ? nil : select.int64(2))
+            ttlMs: select.isNull(2) ? nil : select.int64(2)))
     }
 
     /// Keeps `entry` under `key`, replacing what was there. Inside the caller's transaction.

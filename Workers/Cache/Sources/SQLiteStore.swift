@@ -56,7 +56,8 @@ public final class SQLiteStore: Sendable {
         self.file = file
     }
 
-    /// The entry under `key`, or nil.
+    /// The entry under `key`, or nil. An entry that cannot be read back (its headers are not
+    /// a JSON object of strings) is deleted, logged, and is nil; the rest of the file stays.
     ///
     /// - Throws: ``SQLiteStoreError``: `cancelled` when the task was cancelled before the
     ///   read ran (it then never runs), `closed`, or what SQLite reported.
