@@ -133,12 +133,46 @@ import Testing
         }
     }
 
+    /// A valid database of something else (most likely a mistyped `--store`) is refused and
+    /// left exactly as it was: not converted to WAL, not moved aside, nothing added.
     @Test(arguments: [
         "CREATE TABLE other (a, b)",
         "CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB)",
+        // This store's table, but not its application id.
+        "CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, status INTEGER NOT NULL, stored_at_ms INTEGER NOT NULL, ttl_ms INTEGER, headers TEXT NOT NULL, body BLOB NOT NULL)",
         "PRAGMA application_id = 7; CREATE TABLE t (a)",
+        "PRAGMA application_id = 7",
+        "PRAGMA journal_mode = WAL; CREATE TABLE notes (text); INSERT INTO notes VALUES ('keep me')",
     ])
-    func aDatabaseOfAnotherSchemaIsMovedAside(sql: String) async throws {
+    func anotherApplicationsDatabaseIsRefusedAndLeftUntouched(sql: String) async throws {
+        try await withCacheFixture { fixture in
+            try Self.createDatabase(at: fixture.path, sql: sql)
+            let before = try fixture.files().map { try Data(contentsOf: URL(fileURLWithPath: fixture.folder + "/" + $0)) }
+            let filesBefore = try fixture.files()
+            do {
+                let store = try await fixture.openStore()
+                Issue.record("opened another application's database")
+                await store.close()
+            } catch let error as SQLiteStoreError {
+                #expect(error.kind == .foreignDatabase)
+                #expect(!error.isUnusableFile)
+                #expect(error.message.contains(fixture.path))
+                #expect(error.message.contains("belongs to something else"), "\(error.message)")
+            }
+            #expect(try fixture.files() == filesBefore)
+            let after = try fixture.files().map { try Data(contentsOf: URL(fileURLWithPath: fixture.folder + "/" + $0)) }
+            #expect(after == before, "the file was changed")
+            #expect(fixture.logs.messages(at: .error).isEmpty)
+        }
+    }
+
+    /// A file with this store's application id whose table has another shape (an older or
+    /// broken version) is this store's to replace: it is moved aside.
+    @Test(arguments: [
+        "PRAGMA application_id = \(SQLiteDatabase.applicationID); CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB)",
+        "PRAGMA application_id = \(SQLiteDatabase.applicationID); CREATE TABLE other (a)",
+    ])
+    func aCacheFileOfAnotherShapeIsMovedAside(sql: String) async throws {
         try await withCacheFixture { fixture in
             try Self.createDatabase(at: fixture.path, sql: sql)
             let store = try await fixture.openStore()
@@ -147,6 +181,19 @@ import Testing
             await store.close()
             #expect(try fixture.files().contains { $0.hasPrefix("cache.db.corrupt-") })
             #expect(fixture.logs.messages(at: .error).first?.contains("unusable") == true)
+        }
+    }
+
+    /// An empty database (a valid header, no tables) becomes this store's file.
+    @Test func anEmptyDatabaseIsInitialised() async throws {
+        try await withCacheFixture { fixture in
+            try Self.createDatabase(at: fixture.path, sql: "CREATE TABLE t (a); DROP TABLE t")
+            let store = try await fixture.openStore()
+            try await store.put(CacheEntry(status: 200, storedAtMs: 1), under: "k")
+            #expect(try await store.count() == 1)
+            await store.close()
+            #expect(try fixture.files().allSatisfy { !$0.contains("corrupt") })
+            #expect(fixture.logs.messages(at: .error).isEmpty)
         }
     }
 

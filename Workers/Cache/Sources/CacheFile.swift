@@ -20,9 +20,11 @@ final class CacheFile: @unchecked Sendable {
     }
 
     /// Opens the file; one that is unusable is logged, moved aside and replaced by a fresh one.
+    /// Another application's database is not unusable: it is refused and left alone.
     ///
     /// - Returns: how many entries the file holds.
-    /// - Throws: ``SQLiteStoreError`` when no usable file can be opened.
+    /// - Throws: ``SQLiteStoreError`` when no usable file can be opened, or the file is another
+    ///   application's database.
     func open() throws(SQLiteStoreError) -> Int {
         do {
             return try opened().count()
