@@ -71,6 +71,27 @@ import Testing
         }
     }
 
+    /// A hit carries the entry's TTL (nil when it has none), from memory and from the file.
+    @Test func aHitCarriesTheEntrysTTL() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let cache = fixture.provider(store: store)
+            try await cache.store(textResponse("a", ttl: .seconds(90)), under: "timed")
+            try await cache.store(textResponse("b"), under: "forever")
+            #expect(await cache.perform(cacheRequest("timed")).response?.ttl == .seconds(90))
+            #expect(await cache.perform(cacheRequest("forever")).response.map { $0.ttl == nil } == true)
+            fixture.clock.advance(by: .seconds(100))
+            #expect(await cache.perform(cacheRequest("timed", method: "HEAD")).response?.ttl == .seconds(90))
+            await store.close()
+
+            let reopened = try await fixture.openStore()
+            let fromDisk = fixture.provider(store: reopened)
+            #expect(await fromDisk.perform(cacheRequest("timed")).response?.ttl == .seconds(90))
+            #expect(await fromDisk.perform(cacheRequest("forever")).response.map { $0.ttl == nil } == true)
+            await reopened.close()
+        }
+    }
+
     @Test func anEntryIsAHitAfterReopeningTheFileAndIsPromotedIntoMemory() async throws {
         try await withCacheFixture { fixture in
             let store = try await fixture.openStore()

@@ -45,6 +45,7 @@ import Testing
             #expect(response.source == "cache")
             #expect(response.body == Data("one".utf8))
             #expect(response.stale == nil)
+            #expect(response.ttlMs == 60_000)
             try await worker.send(.invalidate(InvalidateMessage(id: 3, target: .prefix("users/"))))
             #expect(try await worker.nextMessage() == .result(ResultMessage(id: 3, data: ["removed": .integer(1)])))
             try await worker.send(.request(RequestMessage(id: 4, path: "users/1", key: "users/1")))
