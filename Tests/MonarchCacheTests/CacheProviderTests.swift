@@ -71,6 +71,27 @@ import Testing
         }
     }
 
+    /// A hit carries the entry's TTL (nil when it has none), from memory and from the file.
+    @Test func aHitCarriesTheEntrysTTL() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let cache = fixture.provider(store: store)
+            try await cache.store(textResponse("a", ttl: .seconds(90)), under: "timed")
+            try await cache.store(textResponse("b"), under: "forever")
+            #expect(await cache.perform(cacheRequest("timed")).response?.ttl == .seconds(90))
+            #expect(await cache.perform(cacheRequest("forever")).response.map { $0.ttl == nil } == true)
+            fixture.clock.advance(by: .seconds(100))
+            #expect(await cache.perform(cacheRequest("timed", method: "HEAD")).response?.ttl == .seconds(90))
+            await store.close()
+
+            let reopened = try await fixture.openStore()
+            let fromDisk = fixture.provider(store: reopened)
+            #expect(await fromDisk.perform(cacheRequest("timed")).response?.ttl == .seconds(90))
+            #expect(await fromDisk.perform(cacheRequest("forever")).response.map { $0.ttl == nil } == true)
+            await reopened.close()
+        }
+    }
+
     @Test func anEntryIsAHitAfterReopeningTheFileAndIsPromotedIntoMemory() async throws {
         try await withCacheFixture { fixture in
             let store = try await fixture.openStore()
@@ -273,6 +294,61 @@ import Testing
             #expect(try await invalidation.value == 1)
             // …but memory must not keep it.
             #expect(await cache.perform(cacheRequest("k")).isMiss)
+            await store.close()
+        }
+    }
+
+    /// A read queued after a change to its key, in the same batch of the file's queue, sees
+    /// the change: the file runs it after the batch's writes, so it neither answers with the
+    /// entry the change dropped nor puts that entry back into memory (the change, done
+    /// already, bumped nothing the read could notice: it registered after it).
+    @Test(.timeLimit(.minutes(1)), arguments: ["invalidate", "sweep", "store too big for memory"])
+    func aReadQueuedAfterAChangeInTheSameBatchSeesTheChange(change: String) async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let cache = fixture.provider(store: store, memoryBytes: 4096, keepStale: .seconds(10))
+            try await cache.store(textResponse("old", ttl: .seconds(1)), under: "k")
+            #expect(cache.memoryUsage.entries == 1)
+            let big = String(repeating: "n", count: 10_000)
+            // The runner is busy with an earlier batch…
+            let latch = Latch()
+            let holding = Task { await store.hold { latch.block() } }
+            try await waitUntil { latch.hasEntered }
+            // …when the change drops the entry from memory and queues its write…
+            let changing: Task<Void, any Error>
+            switch change {
+            case "invalidate":
+                changing = Task {
+                    let removed = try await cache.invalidate(.key("k"))
+                    #expect(removed == 1)
+                }
+            case "sweep":
+                fixture.clock.advance(by: .seconds(20))
+                changing = Task {
+                    let swept = try await cache.sweep()
+                    #expect(swept == 1)
+                }
+            default:
+                changing = Task { try await cache.store(textResponse(big), under: "k") }
+            }
+            try await waitUntil { store.waitingCount == 1 }
+            #expect(cache.memoryUsage.entries == 0)
+            // …and a read of the key misses memory and queues a read into the same batch.
+            let read = Task { await cache.perform(cacheRequest("k")) }
+            try await waitUntil { store.waitingCount == 2 }
+            latch.open()
+            await holding.value
+            try await changing.value
+            let answered = await read.value
+            let again = await cache.perform(cacheRequest("k"))
+            if change == "store too big for memory" {
+                #expect(answered.response?.body == Data(big.utf8))
+                #expect(again.response?.body == Data(big.utf8))
+                #expect(cache.memoryUsage.entries == 0)
+            } else {
+                #expect(answered.isMiss, "\(answered)")
+                #expect(again.isMiss, "\(again)")
+            }
             await store.close()
         }
     }

@@ -45,6 +45,7 @@ import Testing
             #expect(response.source == "cache")
             #expect(response.body == Data("one".utf8))
             #expect(response.stale == nil)
+            #expect(response.ttlMs == 60_000)
             try await worker.send(.invalidate(InvalidateMessage(id: 3, target: .prefix("users/"))))
             #expect(try await worker.nextMessage() == .result(ResultMessage(id: 3, data: ["removed": .integer(1)])))
             try await worker.send(.request(RequestMessage(id: 4, path: "users/1", key: "users/1")))
@@ -58,6 +59,42 @@ import Testing
             try await serving.value
             await listener.closeAndWait()
             await store.close()
+        }
+    }
+    /// A `--store` naming another application's database: the worker says so, naming the
+    /// file, exits non-zero at once, and leaves the file as it was.
+    @Test(.timeLimit(.minutes(1)))
+    func theWorkerRefusesAnotherApplicationsDatabaseAndExits() async throws {
+        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "")
+            .deletingLastPathComponent().appendingPathComponent("monarch-cache-worker").path
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "build the worker first: \(executable)")
+        try await withCacheFixture { fixture in
+            try SQLiteStoreTests.createDatabase(at: fixture.path, sql: "CREATE TABLE notes (text); INSERT INTO notes VALUES ('mine')")
+            let before = try Data(contentsOf: URL(fileURLWithPath: fixture.path))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = [
+                "--coordinator", "unix:\(fixture.folder)/coordinator.sock", "--store", "sqlite:\(fixture.path)",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let start = ContinuousClock.now
+            while process.isRunning && ContinuousClock.now - start < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            guard !process.isRunning else {
+                process.terminate()
+                Issue.record("the worker did not exit")
+                return
+            }
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus != 0)
+            #expect(printed.contains(fixture.path))
+            #expect(printed.contains("belongs to something else"), "\(printed)")
+            #expect(try fixture.files() == ["cache.db"])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.path)) == before)
         }
     }
 }

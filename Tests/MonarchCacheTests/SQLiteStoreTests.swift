@@ -71,6 +71,40 @@ import Testing
         }
     }
 
+    /// Within one batch, a read queued before the first write sees the file as it was, and a
+    /// read queued after it sees the writes; the writes still share one commit.
+    @Test(.timeLimit(.minutes(1)))
+    func aBatchAnswersReadsInQueueOrderAroundItsWrites() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let old = CacheEntry(status: 200, body: Data("old".utf8), storedAtMs: 1)
+            try await store.put(old, under: "k")
+            let commitsBefore = store.commits
+            let latch = Latch()
+            let holding = Task { await store.hold { latch.block() } }
+            try await waitUntil { latch.hasEntered }
+            let before = Task { try await store.entry(forKey: "k") }
+            try await waitUntil { store.waitingCount == 1 }
+            let removal = Task { try await store.remove(.key("k")) }
+            try await waitUntil { store.waitingCount == 2 }
+            let after = Task { try await store.entry(forKey: "k") }
+            try await waitUntil { store.waitingCount == 3 }
+            let put = Task { try await store.put(CacheEntry(status: 200, storedAtMs: 2), under: "other") }
+            try await waitUntil { store.waitingCount == 4 }
+            let count = Task { try await store.count() }
+            try await waitUntil { store.waitingCount == 5 }
+            latch.open()
+            await holding.value
+            #expect(try await before.value == old)
+            #expect(try await removal.value == ["k"])
+            #expect(try await after.value == nil)
+            try await put.value
+            #expect(try await count.value == 1)
+            #expect(store.commits == commitsBefore + 1)
+            await store.close()
+        }
+    }
+
     /// Files that are not databases, by name (the name keeps the test's output short).
     static let garbageFiles: [String: [UInt8]] = [
         "text": Array(String(repeating: "this is not a database ", count: 400).utf8),
@@ -99,12 +133,46 @@ import Testing
         }
     }
 
+    /// A valid database of something else (most likely a mistyped `--store`) is refused and
+    /// left exactly as it was: not converted to WAL, not moved aside, nothing added.
     @Test(arguments: [
         "CREATE TABLE other (a, b)",
         "CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB)",
+        // This store's table, but not its application id.
+        "CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, status INTEGER NOT NULL, stored_at_ms INTEGER NOT NULL, ttl_ms INTEGER, headers TEXT NOT NULL, body BLOB NOT NULL)",
         "PRAGMA application_id = 7; CREATE TABLE t (a)",
+        "PRAGMA application_id = 7",
+        "PRAGMA journal_mode = WAL; CREATE TABLE notes (text); INSERT INTO notes VALUES ('keep me')",
     ])
-    func aDatabaseOfAnotherSchemaIsMovedAside(sql: String) async throws {
+    func anotherApplicationsDatabaseIsRefusedAndLeftUntouched(sql: String) async throws {
+        try await withCacheFixture { fixture in
+            try Self.createDatabase(at: fixture.path, sql: sql)
+            let before = try fixture.files().map { try Data(contentsOf: URL(fileURLWithPath: fixture.folder + "/" + $0)) }
+            let filesBefore = try fixture.files()
+            do {
+                let store = try await fixture.openStore()
+                Issue.record("opened another application's database")
+                await store.close()
+            } catch let error as SQLiteStoreError {
+                #expect(error.kind == .foreignDatabase)
+                #expect(!error.isUnusableFile)
+                #expect(error.message.contains(fixture.path))
+                #expect(error.message.contains("belongs to something else"), "\(error.message)")
+            }
+            #expect(try fixture.files() == filesBefore)
+            let after = try fixture.files().map { try Data(contentsOf: URL(fileURLWithPath: fixture.folder + "/" + $0)) }
+            #expect(after == before, "the file was changed")
+            #expect(fixture.logs.messages(at: .error).isEmpty)
+        }
+    }
+
+    /// A file with this store's application id whose table has another shape (an older or
+    /// broken version) is this store's to replace: it is moved aside.
+    @Test(arguments: [
+        "PRAGMA application_id = \(SQLiteDatabase.applicationID); CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB)",
+        "PRAGMA application_id = \(SQLiteDatabase.applicationID); CREATE TABLE other (a)",
+    ])
+    func aCacheFileOfAnotherShapeIsMovedAside(sql: String) async throws {
         try await withCacheFixture { fixture in
             try Self.createDatabase(at: fixture.path, sql: sql)
             let store = try await fixture.openStore()
@@ -113,6 +181,19 @@ import Testing
             await store.close()
             #expect(try fixture.files().contains { $0.hasPrefix("cache.db.corrupt-") })
             #expect(fixture.logs.messages(at: .error).first?.contains("unusable") == true)
+        }
+    }
+
+    /// An empty database (a valid header, no tables) becomes this store's file.
+    @Test func anEmptyDatabaseIsInitialised() async throws {
+        try await withCacheFixture { fixture in
+            try Self.createDatabase(at: fixture.path, sql: "CREATE TABLE t (a); DROP TABLE t")
+            let store = try await fixture.openStore()
+            try await store.put(CacheEntry(status: 200, storedAtMs: 1), under: "k")
+            #expect(try await store.count() == 1)
+            await store.close()
+            #expect(try fixture.files().allSatisfy { !$0.contains("corrupt") })
+            #expect(fixture.logs.messages(at: .error).isEmpty)
         }
     }
 
@@ -139,6 +220,31 @@ import Testing
             #expect(fixture.logs.messages(at: .error).count == 1)
             try await reopened.put(CacheEntry(status: 200, storedAtMs: 2), under: "fresh")
             #expect(try await reopened.count() == 1)
+            await reopened.close()
+        }
+    }
+
+    /// One row whose headers do not decode is one bad entry, not a bad file: it is deleted
+    /// and is a miss, and every other entry stays.
+    @Test func anEntryWithUnreadableHeadersIsDroppedAloneNotTheFile() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let good = CacheEntry(status: 200, body: Data("good".utf8), storedAtMs: 1)
+            try await store.put(good, under: "good")
+            try await store.put(CacheEntry(status: 200, storedAtMs: 1), under: "bad")
+            await store.close()
+            try Self.createDatabase(at: fixture.path, sql: "UPDATE entries SET headers = '[1, 2' WHERE key = 'bad'")
+
+            let reopened = try await fixture.openStore()
+            #expect(reopened.entriesAtOpen == 2)
+            #expect(try await reopened.entry(forKey: "bad") == nil)
+            #expect(try await reopened.entry(forKey: "good") == good)
+            #expect(try await reopened.count() == 1)
+            #expect(try fixture.files().allSatisfy { !$0.contains("corrupt") })
+            #expect(fixture.logs.messages(at: .error).isEmpty)
+            let warnings = fixture.logs.messages(at: .warning)
+            #expect(warnings.count == 1)
+            #expect(warnings.first?.contains("bad") == true)
             await reopened.close()
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MonarchLoop
 import MonarchNetwork
+import Synchronization
 import Testing
 
 /// The multi on its own: one exchange per fetch, no policy.
@@ -124,5 +125,31 @@ import Testing
             }
             #expect(after.body.count == 1024)
         }
+    }
+    /// A fetch from off the loop once the loop's shutdown began is answered at once,
+    /// cancelled, instead of waiting for ever for a start the loop dropped.
+    @Test(.timeLimit(.minutes(1)))
+    func aFetchFromOffTheLoopAfterItsShutdownEndsCancelled() async throws {
+        let loop = try EventLoop(name: "network-test-shutdown")
+        let multi = try await loop.submit { try CurlMulti(on: loop) }
+        await multi.close()
+        let report = loop.shutdown()
+        #expect(report.handlesLeftOpen == 0)
+        let answer = Mutex<FetchResult?>(nil)
+        // Detached: off the loop. Without an answer it would wait for ever, so the test only
+        // watches it for a while.
+        Task.detached {
+            let result = await multi.fetch(FetchSpec(url: "http://127.0.0.1:9/"))
+            answer.withLock { $0 = result }
+        }
+        let start = ContinuousClock.now
+        while answer.withLock({ $0 }) == nil && ContinuousClock.now - start < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        guard let result = answer.withLock({ $0 }) else {
+            Issue.record("the fetch was never answered")
+            return
+        }
+        #expect({ if case .failed(let failure) = result { failure.kind == .cancelled } else { false } }(), "\(result)")
     }
 }

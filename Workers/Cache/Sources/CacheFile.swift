@@ -20,9 +20,11 @@ final class CacheFile: @unchecked Sendable {
     }
 
     /// Opens the file; one that is unusable is logged, moved aside and replaced by a fresh one.
+    /// Another application's database is not unusable: it is refused and left alone.
     ///
     /// - Returns: how many entries the file holds.
-    /// - Throws: ``SQLiteStoreError`` when no usable file can be opened.
+    /// - Throws: ``SQLiteStoreError`` when no usable file can be opened, or the file is another
+    ///   application's database.
     func open() throws(SQLiteStoreError) -> Int {
         do {
             return try opened().count()
@@ -71,38 +73,38 @@ final class CacheFile: @unchecked Sendable {
 
     // MARK: - Batches
 
-    /// Runs one batch: the reads first, then every write in one transaction (group commit), so
-    /// one sync to disk acknowledges them all. A write batch that fails is retried one write
-    /// per transaction, so one bad write does not fail the others; one that meets an unusable
-    /// file runs again on the fresh file.
+    /// Runs one batch in a way consistent with the order of `work`: the reads queued before
+    /// its first write, then every write in one transaction (group commit, so one sync to
+    /// disk acknowledges them all), then the reads queued after the first write. A read thus
+    /// never misses a write queued before it; a read queued between two writes also sees the
+    /// later one, which is fine, as that write was queued while the read still waited. A write
+    /// batch that fails is retried one write per transaction, so one bad write does not fail
+    /// the others; one that meets an unusable file runs again on the fresh file.
     ///
     /// - Returns: the outcomes, in the order of `work`.
     func run(_ work: [StoreOperation.Work]) -> [StoreOperation.Outcome] {
         var outcomes = [StoreOperation.Outcome](repeating: .done, count: work.count)
-        var writes: [Int] = []
-        for (index, item) in work.enumerated() {
-            if item.isWrite { writes.append(index) } else if case .close = item {} else { outcomes[index] = read(item) }
-        }
+        let firstWrite = work.firstIndex { $0.isWrite } ?? work.endIndex
+        for index in work.indices[..<firstWrite] { outcomes[index] = read(work[index]) }
+        let writes = work.indices[firstWrite...].filter { work[$0].isWrite }
         if !writes.isEmpty {
             let results = commit(writes.map { work[$0] }, splitOnFailure: true)
             for (index, outcome) in zip(writes, results) { outcomes[index] = outcome }
         }
-        for (index, item) in work.enumerated() {
-            if case .close = item {
-                close()
-                outcomes[index] = .done
-            }
-        }
+        for index in work.indices[firstWrite...] where !work[index].isWrite { outcomes[index] = read(work[index]) }
         return outcomes
     }
 
     private func read(_ work: StoreOperation.Work) -> StoreOperation.Outcome {
         do {
             switch work {
-            case .get(let key): return .entry(try opened().entry(forKey: key))
+            case .get(let key): return .entry(try entry(forKey: key))
             case .count: return .count(try opened().count())
             case .probe(let body):
                 body()
+                return .done
+            case .close:
+                close()
                 return .done
             default: return .done
             }
@@ -113,6 +115,28 @@ final class CacheFile: @unchecked Sendable {
             return .count(0)
         } catch {
             return .failed(error)
+        }
+    }
+
+    /// The entry under `key`, or nil. A row that cannot be read back is deleted (logged at
+    /// warning level) and is a miss; the other entries of the file stay.
+    private func entry(forKey key: String) throws(SQLiteStoreError) -> CacheEntry? {
+        let database = try opened()
+        switch try database.entry(forKey: key) {
+        case .found(let entry):
+            return entry
+        case .missing:
+            return nil
+        case .unreadable(let reason):
+            do {
+                _ = try database.delete(key: key)
+                logger.warning("the cache file \(path) held an unreadable entry under \(key) (\(reason)); deleted it")
+            } catch where error.isUnusableFile {
+                throw error
+            } catch {
+                logger.warning("the cache file \(path) holds an unreadable entry under \(key) (\(reason)); cannot delete it: \(error.message)")
+            }
+            return nil
         }
     }
 

@@ -11,7 +11,8 @@ import Synchronization
 /// memory first, then from the file (a hit there is promoted into memory). A hit is a
 /// response with source `cache`, its age, and `stale: true` once past its TTL — stale entries
 /// are answers too, and the chain decides by policy whether to use them. An absent key, a
-/// request with no key or another method is a miss. With no file (memory-only) it behaves
+/// request with no key or another method is a miss. A hit carries the entry's TTL (nil when
+/// it has none), so the coordinator can keep it when it revalidates the entry. With no file (memory-only) it behaves
 /// the same minus persistence.
 ///
 /// As ``CacheMaintenance`` it takes the coordinator's `store` (acknowledged once committed to
@@ -125,7 +126,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         let now = clock.nowMs
         return Response(
             status: entry.status, headers: entry.headers, body: request.method == "HEAD" ? .init() : entry.body,
-            source: name, stale: !entry.isFresh(at: now), age: .milliseconds(entry.ageMs(at: now)))
+            source: name, stale: !entry.isFresh(at: now), age: .milliseconds(entry.ageMs(at: now)),
+            ttl: entry.ttlMs.map { .milliseconds($0) })
     }
 
     // MARK: - CacheMaintenance

@@ -8,12 +8,13 @@ import Foundation
 /// One connection to the cache's SQLite file, with the file checked and its statements
 /// prepared.
 ///
-/// Opening sets WAL mode and `synchronous=FULL` (a committed transaction survives power
-/// loss), and checks the file cheaply: it must be a database (reading the header and the
-/// schema finds a file that is not), holding either nothing yet (the schema is then created)
-/// or exactly this store's `entries` table. It never runs a full integrity check, so opening
-/// a large file stays fast; corruption further in shows up as `SQLITE_CORRUPT` on the query
-/// that meets it.
+/// Opening first checks the file cheaply, reading only: it must be a database (reading the
+/// header finds a file that is not) and either empty or this store's (its application id,
+/// with exactly this store's `entries` table). A database of something else is refused and
+/// left exactly as it was. Only then does it set WAL mode and `synchronous=FULL` (a
+/// committed transaction survives power loss) and, in an empty file, create the schema. It
+/// never runs a full integrity check, so opening a large file stays fast; corruption further
+/// in shows up as `SQLITE_CORRUPT` on the query that meets it.
 ///
 /// Not thread-safe (opened with `SQLITE_OPEN_NOMUTEX`): ``SQLiteStore`` uses it from one
 /// thread-pool job at a time.
@@ -46,8 +47,9 @@ final class SQLiteDatabase {
     /// Opens (creating when missing) and checks the file at `path`.
     ///
     /// - Throws: ``SQLiteStoreError``; ``SQLiteStoreError/isUnusableFile`` tells a file that is
-    ///   not a database, is corrupt or holds another schema from other failures (a folder
-    ///   that does not exist, no permission, …).
+    ///   not a database, is corrupt or is this store's in a shape it cannot read from other
+    ///   failures (another application's database, a folder that does not exist, no
+    ///   permission, …).
     static func open(_ path: String) throws(SQLiteStoreError) -> SQLiteDatabase {
         let database = SQLiteDatabase(path: path)
         do {
@@ -69,35 +71,56 @@ final class SQLiteDatabase {
         guard result == SQLITE_OK else { throw error(result, "open") }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
-        // The first statement reads the header: a file that is no database fails here.
-        let applicationID = try integer("PRAGMA application_id")
+        // Nothing is written before the file is known to be this store's (or empty): a
+        // mistyped path to another application's database must leave it as it was.
+        let needsSchema = try checkOwnership()
         let mode = try text("PRAGMA journal_mode = WAL")
         guard mode.lowercased() == "wal" else {
             throw SQLiteStoreError(.sqlite(code: SQLITE_CANTOPEN), "\(path): cannot use WAL mode (journal mode stays \(mode))")
         }
         try execute("PRAGMA synchronous = FULL")
-        try checkSchema(applicationID: applicationID)
+        if needsSchema { try createSchema() }
     }
 
-    private func checkSchema(applicationID: Int64) throws(SQLiteStoreError) {
-        if applicationID != 0 && applicationID != Self.applicationID {
-            throw SQLiteStoreError(.wrongSchema, "\(path) belongs to another application (application_id \(applicationID))")
+    /// Checks, reading only, that the file is this store's or an empty database.
+    ///
+    /// - Returns: whether it is empty, so the schema is still to be created.
+    /// - Throws: `SQLITE_NOTADB` (from SQLite) for a file that is no database;
+    ///   ``SQLiteStoreError/Kind-swift.enum/foreignDatabase`` for a database of something else
+    ///   (another application id, or objects but not this store's id);
+    ///   ``SQLiteStoreError/Kind-swift.enum/wrongSchema`` for a file with this store's id whose
+    ///   `entries` table is not the one this version reads.
+    private func checkOwnership() throws(SQLiteStoreError) -> Bool {
+        // The first statement reads the header: a file that is no database fails here.
+        let applicationID = try integer("PRAGMA application_id")
+        let objects = try integer("SELECT count(*) FROM sqlite_schema")
+        if applicationID == 0 && objects == 0 { return true }
+        guard applicationID == Self.applicationID else {
+            let owner = applicationID == 0 ? "it has tables but no application id" : "application_id \(applicationID)"
+            throw SQLiteStoreError(
+                .foreignDatabase,
+                "\(path) is an SQLite database that belongs to something else (\(owner)), not a Monarch cache file; it was left untouched: check the path")
         }
         var columns: [String] = []
         let info = try statement("PRAGMA table_info(entries)")
         defer { info.reset() }
         while try info.step() { columns.append(info.text(1)) }
-        if columns == Self.columns { return }
-        guard columns.isEmpty else {
+        guard columns == Self.columns else {
             throw SQLiteStoreError(
-                .wrongSchema, "\(path) has an entries table with columns \(columns), not \(Self.columns)")
+                .wrongSchema, "\(path) is a Monarch cache file whose entries table has columns \(columns), not \(Self.columns)")
         }
-        let tables = try integer("SELECT count(*) FROM sqlite_schema")
-        guard tables == 0 else {
-            throw SQLiteStoreError(.wrongSchema, "\(path) is a database of something else (no entries table, \(tables) other objects)")
-        }
+        return false
+    }
+
+    private func createSchema() throws(SQLiteStoreError) {
         try execute("BEGIN IMMEDIATE")
         do {
+            // Another connection may have created it meanwhile.
+            guard try integer("SELECT count(*) FROM sqlite_schema") == 0 else {
+                try execute("COMMIT")
+                _ = try checkOwnership()
+                return
+            }
             try execute(Self.schema)
             try execute("COMMIT")
         } catch {
@@ -118,22 +141,31 @@ final class SQLiteDatabase {
 
     // MARK: - Entries
 
-    /// The entry under `key`, or nil.
-    func entry(forKey key: String) throws(SQLiteStoreError) -> CacheEntry? {
+    /// What ``entry(forKey:)`` found under a key.
+    enum Lookup {
+        case found(CacheEntry)
+        case missing
+        /// A row this store cannot have written (its headers are not a JSON object of
+        /// strings): one bad row, not a bad file; the caller drops it.
+        case unreadable(reason: String)
+    }
+
+    /// The entry under `key`: found, missing, or a row that cannot be read back.
+    func entry(forKey key: String) throws(SQLiteStoreError) -> Lookup {
         let select = try statement("SELECT status, stored_at_ms, ttl_ms, headers, body FROM entries WHERE key = ?1")
         defer { select.reset() }
         select.bind(1, text: key)
-        guard try select.step() else { return nil }
+        guard try select.step() else { return .missing }
         let headers = select.text(3)
         let decoded: [String: String]
         do {
             decoded = try decoder.decode([String: String].self, from: Data(headers.utf8))
         } catch {
-            throw SQLiteStoreError(.sqlite(code: SQLITE_CORRUPT), "\(path): the headers of \(key) are not a JSON object of strings")
+            return .unreadable(reason: "its headers are not a JSON object of strings")
         }
-        return CacheEntry(
+        return .found(CacheEntry(
             status: Int(select.int64(0)), headers: decoded, body: select.blob(4), storedAtMs: select.int64(1),
-            ttlMs: select.isNull(2) ? nil : select.int64(2))
+            ttlMs: select.isNull(2) ? nil : select.int64(2)))
     }
 
     /// Keeps `entry` under `key`, replacing what was there. Inside the caller's transaction.

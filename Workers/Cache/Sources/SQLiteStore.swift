@@ -10,14 +10,20 @@ import Synchronization
 ///   a loss of power.
 /// - **Group commit.** Operations wait in a queue in front of the one connection, and run
 ///   one batch at a time on the loop's thread pool (never on the loop thread). A batch is
-///   everything queued while the previous one ran: its reads, then all its writes in one
-///   transaction, so many concurrent writes share one sync. Each writer resumes once its
-///   transaction committed.
-/// - **Unusable files.** A file that is not a database, is corrupt or holds another schema —
-///   found when opening (a cheap check of the header and schema, no full integrity check) or
-///   later (`SQLITE_CORRUPT`/`SQLITE_NOTADB` on a query) — is logged at error level, renamed
-///   to `PATH.corrupt-<unix time>` with its `-wal` and `-shm`, and replaced by a fresh file.
-///   Reads that met it find nothing; writes that met it run again on the fresh file.
+///   everything queued while the previous one ran: the reads queued before its first write,
+///   then all its writes in one transaction, so many concurrent writes share one sync, then
+///   the reads queued after the first write (so no read misses a write queued before it).
+///   Each writer resumes once its transaction committed.
+/// - **Unusable files.** A file that is not a database, is corrupt, or is this store's in a
+///   shape it cannot read — found when opening (a cheap check of the header and schema, no
+///   full integrity check) or later (`SQLITE_CORRUPT`/`SQLITE_NOTADB` on a query) — is logged
+///   at error level, renamed to `PATH.corrupt-<unix time>` with its `-wal` and `-shm`, and
+///   replaced by a fresh file. Reads that met it find nothing; writes that met it run again
+///   on the fresh file.
+/// - **Other applications' databases.** A valid SQLite database that is not this store's
+///   (another application id, or tables without this store's id) is most likely a mistyped
+///   path: opening fails (``SQLiteStoreError/Kind-swift.enum/foreignDatabase``) and the file
+///   is neither changed nor moved aside. An empty database is initialised.
 ///
 /// Every method may be called from any task.
 public final class SQLiteStore: Sendable {
@@ -40,7 +46,8 @@ public final class SQLiteStore: Sendable {
     /// an unusable file by a fresh one as described above. Runs on `loop`'s thread pool.
     ///
     /// - Throws: ``SQLiteStoreError`` when no usable file can be had (no such folder, no
-    ///   permission, an unusable file that cannot be moved aside, the loop shut down).
+    ///   permission, another application's database at `path`, an unusable file that cannot
+    ///   be moved aside, the loop shut down).
     public init(path: String, on loop: EventLoop, logger: Logger) async throws(SQLiteStoreError) {
         let file = CacheFile(path: path, logger: logger)
         let opened: Result<Int, SQLiteStoreError>
@@ -55,7 +62,8 @@ public final class SQLiteStore: Sendable {
         self.file = file
     }
 
-    /// The entry under `key`, or nil.
+    /// The entry under `key`, or nil. An entry that cannot be read back (its headers are not
+    /// a JSON object of strings) is deleted, logged, and is nil; the rest of the file stays.
     ///
     /// - Throws: ``SQLiteStoreError``: `cancelled` when the task was cancelled before the
     ///   read ran (it then never runs), `closed`, or what SQLite reported.

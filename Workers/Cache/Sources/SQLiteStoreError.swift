@@ -6,9 +6,12 @@ public struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConverti
     public enum Kind: Sendable, Equatable {
         /// SQLite returned this (extended) result code.
         case sqlite(code: Int32)
-        /// The file is an SQLite database, but not one this store wrote (other tables, other
-        /// columns, another application's id).
+        /// The file is this store's (it has the store's application id), but its `entries`
+        /// table is not the one this version reads: it is moved aside.
         case wrongSchema
+        /// The file is an SQLite database of something else (another application id, or
+        /// tables without this store's id): it is neither used nor changed nor moved aside.
+        case foreignDatabase
         /// An unusable file could not be moved out of the way.
         case cannotMoveAside
         /// The store was closed, or its loop shut down, before the operation ran.
@@ -29,12 +32,13 @@ public struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// Whether the file itself is the problem, so that it is moved aside and a fresh one
-    /// started: it is not a database, it is corrupt, or it holds another schema.
+    /// started: it is not a database, it is corrupt, or it is this store's in a shape it
+    /// cannot read. Another application's database is not: it is left alone.
     public var isUnusableFile: Bool {
         switch kind {
         case .sqlite(let code): Self.isCorruption(code)
         case .wrongSchema: true
-        case .cannotMoveAside, .closed, .cancelled: false
+        case .foreignDatabase, .cannotMoveAside, .closed, .cancelled: false
         }
     }
 

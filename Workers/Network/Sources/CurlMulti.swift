@@ -104,7 +104,9 @@ public final class CurlMulti: @unchecked Sendable {
     /// connection is closed, as libcurl cannot reuse a connection in the middle of an answer)
     /// and returns a ``FetchFailure/Kind-swift.enum/cancelled`` failure. A task running on the
     /// loop thread starts the exchange at once and is resumed on the loop, with no thread hop;
-    /// a caller elsewhere hands the start to the loop.
+    /// a caller elsewhere hands the start to the loop, and gets a
+    /// ``FetchFailure/Kind-swift.enum/cancelled`` failure at once when the loop has begun to
+    /// shut down and no longer takes it.
     public func fetch(_ spec: FetchSpec) async -> FetchResult {
         if Task.isCancelled { return .failed(Self.cancelled) }
         let transfer = CurlTransfer(spec: spec)
@@ -114,9 +116,18 @@ public final class CurlMulti: @unchecked Sendable {
                     transfer.await(continuation)
                     start(transfer)
                 } else {
-                    loop.execute {
-                        transfer.await(continuation)
-                        self.start(transfer)
+                    // `submit`, unlike `execute`, reports a loop that no longer takes work
+                    // (its shutdown began): the start never runs, so the caller is answered
+                    // here. It is awaited off the loop, which may be the one refusing work.
+                    Task(executorPreference: globalConcurrentExecutor) { [loop] in
+                        do {
+                            try await loop.submit {
+                                transfer.await(continuation)
+                                self.start(transfer)
+                            }
+                        } catch {
+                            continuation.resume(returning: .failed(Self.loopShutDown))
+                        }
                     }
                 }
             }
@@ -160,6 +171,7 @@ public final class CurlMulti: @unchecked Sendable {
     // MARK: - Exchanges
 
     private static let cancelled = FetchFailure(kind: .cancelled, message: "the request was cancelled")
+    private static let loopShutDown = FetchFailure(kind: .cancelled, message: "the fetcher's loop has shut down")
     /// `CURL_SOCKET_TIMEOUT`: "no socket, the timer fired".
     private static let timeoutSocket: Int32 = -1
 
