@@ -61,8 +61,8 @@ STREAM_ERROR_CODES = PROTOCOL_ERROR_CODES[:9]
 # Errors the schema must catch: the payload is JSON, so message.schema.json must reject it.
 SCHEMA_ERROR_CODES = {"notAnObject", "missingType", "unknownType", "missingField", "invalidField"}
 CHAIN_FAILURE_CODES = [
-    "noRoute", "exhausted", "deadlineExceeded", "cancelled", "overloaded", "workerLost", "upstreamError",
-    "forbidden", "invalidRequest",
+    "noRoute", "exhausted", "deadlineExceeded", "cancelled", "overloaded", "workerLost", "connectionFailed",
+    "upstreamStatus", "upstreamNotAllowed", "forbidden", "invalidRequest", "storeFailed", "invalidateIncomplete",
 ]
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 HEX = re.compile(r"^(?:[0-9a-f]{2})*$")

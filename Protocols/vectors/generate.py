@@ -141,7 +141,7 @@ valid("failure-exhausted", "Every provider missed or failed; attempts list each 
       msg({"type": "failure", "id": 7, "error": {
           "code": "exhausted", "message": "no provider could answer users/1",
           "attempts": [{"provider": "cache", "outcome": "miss"},
-                       {"provider": "network", "outcome": "failure", "code": "upstreamError",
+                       {"provider": "network", "outcome": "failure", "code": "connectionFailed",
                         "message": "connection refused by 127.0.0.1:8080"}]}}))
 valid("failure-deadline-exceeded", "The deadline passed while the network worker was still fetching.",
       msg({"type": "failure", "id": 8, "error": {

@@ -38,7 +38,7 @@ import Testing
                 id: 7,
                 error: .init(
                     code: "exhausted", message: "every provider missed or failed",
-                    attempts: [.init(provider: "cache", outcome: .miss), .init(provider: "network", outcome: .failure, code: "upstreamError", message: "503")]))),
+                    attempts: [.init(provider: "cache", outcome: .miss), .init(provider: "network", outcome: .failure, code: "upstreamStatus", message: "503")]))),
         .cancel(CancelMessage(id: 7)),
         .ping(PingMessage(id: 1)), .ping(PingMessage()), .pong(PongMessage(id: 1)),
         .store(StoreMessage(id: 9, key: "k", status: 200, headers: [:], body: Data(), ttlMs: 10)),
