@@ -55,8 +55,12 @@ import Testing
                         if !writable { sawBackpressure.withLock { $0 = true } }
                     }
                 }
-                // Let the writer fill every buffer before reading anything.
-                try await Task.sleep(for: .milliseconds(300))
+                // Read nothing until the writer has filled every buffer and felt the back-pressure
+                // (however long a loaded machine takes to get there; at most 20 s).
+                let start = ContinuousClock.now
+                while !sawBackpressure.withLock({ $0 }), ContinuousClock.now - start < .seconds(20) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 var count = 0
                 while count < total, let frame = try await peer.nextFrame() {
                     #expect(frame.count == chunk.count)
