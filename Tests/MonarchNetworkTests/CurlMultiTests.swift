@@ -62,9 +62,9 @@ import Testing
         try await withHarness { harness in
             let multi = harness.multi
             let slow = Task { await multi.fetch(FetchSpec(url: harness.origin.url("/slow?ms=10000&name=closed"))) }
-            for _ in 0..<100 where try await harness.stats().hits["/slow"] == nil {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await harness.waitForHit("/slow")
+            let inFlight = try await harness.loop.submit { multi.activeTransfers }
+            #expect(inFlight == 1, "the slow fetch is still in flight when the multi closes")
             await multi.close()
             guard case .failed(let failure) = await slow.value else {
                 Issue.record("expected a failure")
@@ -78,6 +78,20 @@ import Testing
             #expect(later.kind == .cancelled)
             let sockets = try await harness.loop.submit { multi.watchedSockets }
             #expect(sockets == 0)
+        }
+    }
+
+    /// The wait of the tests above stops at the first stats showing the hit: asking on and
+    /// on (100 round trips) outlasted their 10 s slow exchange on a loaded machine.
+    @Test func waitingForAHitStopsOnceTheOriginHasSeenIt() async throws {
+        try await withHarness { harness in
+            guard case .answered = await harness.multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
+                Issue.record("the fetch failed")
+                return
+            }
+            try #expect(await harness.waitForHit("/json"))
+            try #expect(await harness.stats().hits["/stats"] == 2, "one ask to wait, one to check")
+            try #expect(await !harness.waitForHit("/never", attempts: 2))
         }
     }
 

@@ -165,9 +165,9 @@ import Testing
             let request = routed(harness.origin.url("/slow?ms=10000&name=cancelled-one"))
             let task = Task { await provider.perform(request) }
             // Wait until the origin has the request, then cancel.
-            for _ in 0..<100 where try await harness.stats().hits["/slow"] == nil {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await harness.waitForHit("/slow")
+            let inFlight = try await harness.loop.submit { harness.multi.activeTransfers }
+            #expect(inFlight == 1, "the slow exchange is still in flight when it is cancelled")
             let cancelledAt = ContinuousClock.now
             task.cancel()
             let outcome = await task.value

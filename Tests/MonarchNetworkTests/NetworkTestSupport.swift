@@ -41,6 +41,19 @@ struct Harness: Sendable {
         }
         return try JSONDecoder().decode(OriginStats.self, from: response.body)
     }
+
+    /// Asks the origin for its stats every 20 ms until it has seen a request for `path`, at
+    /// most `attempts` times, and stops at the first that shows one; returns whether one did.
+    /// (A `for … where` loop would go on asking all `attempts` times: each ask is a round
+    /// trip, and on a loaded machine they outlast the slow exchange being waited for.)
+    @discardableResult
+    func waitForHit(_ path: String, attempts: Int = 100) async throws -> Bool {
+        for _ in 0..<attempts {
+            if try await stats().hits[path] != nil { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
 }
 
 /// The origin's `/stats`.
