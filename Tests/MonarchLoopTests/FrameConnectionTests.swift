@@ -166,12 +166,13 @@ import Testing
                 #expect(error.name == "ENOENT")
                 #expect(error.description.contains(path))
             }
-            // A port that was just listened on and closed: nothing accepts there now.
-            let closed = try await TestServer.start(on: loop, at: .tcp(host: "127.0.0.1", port: 0))
-            await closed.stop()
+            // A port bound but not listening, held for the whole check: nothing accepts there, and
+            // no other test's server can take it meanwhile (a port merely closed could be).
+            let (fd, port) = try boundButNotListening()
+            defer { close(fd) }
             do {
-                let stream = try await StreamConnection.connect(to: closed.address, on: loop)
-                Issue.record("connected to \(closed.address)")
+                let stream = try await StreamConnection.connect(to: .tcp(host: "127.0.0.1", port: port), on: loop)
+                Issue.record("connected to 127.0.0.1:\(port)")
                 await stream.closeAndWait()
             } catch let error as UVError {
                 #expect(error.name == "ECONNREFUSED")
@@ -297,4 +298,21 @@ import Testing
             }
         }
     }
+}
+
+/// A TCP socket bound to a free port on 127.0.0.1 and not listening, and that port.
+private func boundButNotListening() throws -> (fd: Int32, port: UInt16) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard fd >= 0, bound else {
+        close(fd)
+        throw UVError(code: -errno, operation: "bind")
+    }
+    return (fd, UInt16(bigEndian: address.sin_port))
 }

@@ -154,7 +154,8 @@ import Testing
             let (outcome, elapsed) = await timed(harness.provider(), routed(harness.origin.url("/slow?ms=5000"), deadline: deadline))
             #expect(outcome.failureCode == "timeout", "\(outcome)")
             // 10% of the budget (at most 100 ms) is kept back; the margin absorbs a busy machine.
-            #expect(elapsed < deadline + .milliseconds(150), "the failure comes by the deadline (took \(elapsed))")
+            // By the deadline, not at the origin's 5 s; the bound is loose for a loaded machine.
+            #expect(elapsed < deadline + .seconds(1), "the failure comes by the deadline (took \(elapsed))")
             #expect(elapsed > .milliseconds(500), "the budget is used, not cut short (took \(elapsed))")
         }
     }
@@ -172,7 +173,8 @@ import Testing
             task.cancel()
             let outcome = await task.value
             #expect(outcome == .failure(.cancelled))
-            #expect(ContinuousClock.now - cancelledAt < .milliseconds(500))
+            // Far sooner than the 10 s the origin would take (the bound is loose: a loaded machine is slow).
+            #expect(ContinuousClock.now - cancelledAt < .seconds(5))
             var closed: [String] = []
             for _ in 0..<150 {
                 closed = try await harness.stats().closed
