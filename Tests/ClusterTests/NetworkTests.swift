@@ -175,10 +175,14 @@ struct NetworkTests {
             for (method, retried) in [("GET", true), ("POST", false)] {
                 let before = hits(try await originStats(client), "/slow")
                 let call = Task {
-                    await outcome(client, Request(path: "api/slow?ms=1500&name=\(method)", method: method, policy: .noCache))
+                    await outcome(client, Request(path: "api/slow?ms=4000&name=\(method)", method: method, policy: .noCache))
                 }
                 var busy: WorkerStatus?
-                try await eventually("a network worker to take the \(method)") {
+                // Killed only once the upstream has the request: the POST may have taken effect.
+                try await eventually("the origin to get the \(method)") {
+                    try await hits(originStats(client), "/slow") == before + 1
+                }
+                try await eventually("a network worker to hold the \(method)") {
                     busy = try await cluster.status().workers("network").first { $0.inFlight == 1 }
                     return busy != nil
                 }
