@@ -45,7 +45,7 @@ struct CacheBench: AsyncParsableCommand {
 
     func run() async throws {
         ProcessSetup.start(logLevel: .warning)
-        let executable = worker ?? Self.siblingExecutable("monarch-cache-worker")
+        let executable = worker ?? ProcessSetup.executableDirectory + "/monarch-cache-worker"
         guard access(executable, X_OK) == 0 else { throw BenchError("cannot run \(executable)") }
         var template = Array("/tmp/monarch-cache-bench-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
@@ -188,16 +188,6 @@ struct CacheBench: AsyncParsableCommand {
             case nil: throw BenchError("the worker closed the connection")
             }
         }
-    }
-
-    /// `name` in the folder of this executable.
-    private static func siblingExecutable(_ name: String) -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return name }
-        let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = path.lastIndex(of: "/") else { return name }
-        return path[..<slash] + "/" + name
     }
 
     private static func format(_ duration: Duration) -> String {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import MonarchLoop
 import MonarchWire
 
 /// A `monarch up` in a temporary folder for a benchmark: started with a configuration, ready
@@ -31,7 +32,7 @@ final class BenchCluster: @unchecked Sendable {
 
             """ + body.replacingOccurrences(of: "$FOLDER", with: folder)
         try Data(yaml.utf8).write(to: URL(fileURLWithPath: folder + "/monarch.yml"))
-        process.executableURL = URL(fileURLWithPath: executableDirectory() + "/monarch")
+        process.executableURL = URL(fileURLWithPath: ProcessSetup.executableDirectory + "/monarch")
         process.arguments = ["up", "--config", folder + "/monarch.yml", "--log-level", "warning"]
         let output = Pipe()
         process.standardOutput = output
@@ -67,10 +68,4 @@ final class BenchCluster: @unchecked Sendable {
 struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// The folder this executable lives in (the other executables are built beside it).
-func executableDirectory() -> String {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-    return URL(fileURLWithPath: exe).deletingLastPathComponent().path
 }

@@ -41,12 +41,3 @@ func currentDirectory() -> String {
     defer { free(path) }
     return String(cString: path)
 }
-
-/// The folder this executable lives in (where the worker executables are built beside it).
-func executableDirectory() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard length > 0 else { return "." }
-    let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-}

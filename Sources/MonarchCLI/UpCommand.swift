@@ -23,7 +23,7 @@ struct UpCommand: AsyncParsableCommand {
         let configuration = try options.loadConfiguration()
         let logger = options.startProcess()
         let cluster = LocalCluster(
-            configuration: configuration, executableDirectory: executableDirectory(), logger: logger)
+            configuration: configuration, executableDirectory: ProcessSetup.executableDirectory, logger: logger)
         do {
             try await cluster.run()
         } catch {

@@ -17,6 +17,16 @@ public enum ProcessSetup {
         }
     }
 
+    /// The folder this process's executable lives in (the Monarch executables are built and
+    /// installed side by side); `.` when it cannot be read.
+    public static var executableDirectory: String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return "." }
+        let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    }
+
     /// The value of environment variable `name`; nil when it is unset or empty.
     public static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }

@@ -65,8 +65,7 @@ import Testing
     /// file, exits non-zero at once, and leaves the file as it was.
     @Test(.timeLimit(.minutes(1)))
     func theWorkerRefusesAnotherApplicationsDatabaseAndExits() async throws {
-        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "")
-            .deletingLastPathComponent().appendingPathComponent("monarch-cache-worker").path
+        let executable = ProcessSetup.executableDirectory + "/monarch-cache-worker"
         try #require(FileManager.default.isExecutableFile(atPath: executable), "build the worker first: \(executable)")
         try await withCacheFixture { fixture in
             try SQLiteStoreTests.createDatabase(at: fixture.path, sql: "CREATE TABLE notes (text); INSERT INTO notes VALUES ('mine')")

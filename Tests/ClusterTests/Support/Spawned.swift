@@ -2,14 +2,12 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import MonarchLoop
 import Synchronization
 
 /// Where the `monarch` executables are: beside the test bundle.
 enum Executables {
-    static let directory: String = {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().path
-    }()
+    static let directory = ProcessSetup.executableDirectory
     static var monarch: String { directory + "/monarch" }
     static var bundleWorker: String { directory + "/monarch-bundle-worker" }
     static var cacheWorker: String { directory + "/monarch-cache-worker" }
