@@ -24,16 +24,7 @@ final class ClientSession: @unchecked Sendable {
     private func received(_ message: WireMessage) {
         switch message {
         case .request(let request):
-            guard calls[request.id] == nil else {
-                connection.fail(ProtocolError(
-                    .unexpectedMessage, "request id \(request.id) is already in flight on this connection", id: request.id))
-                return
-            }
-            calls[request.id] = Task(executorPreference: connection.loop) { [self] in
-                let answer = await coordinator.answer(request)
-                calls[request.id] = nil
-                send(answer)
-            }
+            startCall(request.id, "request") { [self] in await coordinator.answer(request) }
         case .cancel(let cancel):
             calls[cancel.id]?.cancel()
         case .ping(let ping):
@@ -46,22 +37,28 @@ final class ClientSession: @unchecked Sendable {
         case .scale(let admin):
             send(unsupported(admin.id, "scale"))
         case .invalidate(let admin):
-            guard calls[admin.id] == nil else {
-                connection.fail(ProtocolError(
-                    .unexpectedMessage, "id \(admin.id) is already in flight on this connection", id: admin.id))
-                return
-            }
-            calls[admin.id] = Task(executorPreference: connection.loop) { [self] in
-                let answer = await coordinator.invalidate(admin)
-                calls[admin.id] = nil
-                send(answer)
-            }
+            startCall(admin.id, "invalidate") { [self] in await coordinator.invalidate(admin) }
         case .store(let admin):
             send(unsupported(admin.id, "store"))
         case .error(let error):
             coordinator.logger.warning("a client reported a protocol error: \(error.code.rawValue): \(error.message)")
         default:
             connection.fail(ProtocolError(.unexpectedMessage, "a client does not send \(message.type) messages here"))
+        }
+    }
+
+    /// Runs `answer` as call `id` (a task of its own; a `cancel` for `id` cancels it) and sends
+    /// what it returns. An id already in flight is the protocol error of section 5.
+    private func startCall(_ id: MessageID, _ what: String, _ answer: @escaping @Sendable () async -> WireMessage) {
+        guard calls[id] == nil else {
+            connection.fail(ProtocolError(
+                .unexpectedMessage, "\(what) id \(id) is already in flight on this connection", id: id))
+            return
+        }
+        calls[id] = Task(executorPreference: connection.loop) { [self] in
+            let reply = await answer()
+            calls[id] = nil
+            send(reply)
         }
     }
 
