@@ -30,8 +30,8 @@ public final class FrameConnection: @unchecked Sendable {
     public let stream: StreamConnection
     /// The connection's loop.
     public var loop: EventLoop { stream.loop }
-    /// The message codec, with the connection's frame limit.
-    public let codec: MessageCodec
+    /// The message codec, with the connection's limit for frames it sends.
+    public private(set) var codec: MessageCodec
 
     /// Each complete frame payload, in order. Loop thread.
     public var onFrame: (([UInt8]) -> Void)?
@@ -53,6 +53,21 @@ public final class FrameConnection: @unchecked Sendable {
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
         stream.onRead = { bytes in self.received(bytes) }
         stream.onEnd = { error in self.streamEnded(error) }
+    }
+
+    /// The largest payload accepted from the peer; frames announcing more end the connection
+    /// with `oversizedFrame`. May be changed at any time (for example raised once a handshake
+    /// is accepted); it applies to every frame not yet delivered. Loop thread only.
+    public var maxInboundFrameBytes: Int {
+        get { decoder.maxFrameBytes }
+        set { decoder.maxFrameBytes = newValue }
+    }
+
+    /// The largest payload ``send(payload:)`` and ``send(_:)`` write (the peer's announced
+    /// maximum, where it announced one). Loop thread only.
+    public var maxOutboundFrameBytes: Int {
+        get { codec.maxFrameBytes }
+        set { codec.maxFrameBytes = newValue }
     }
 
     /// Starts reading frames. Loop thread only.

@@ -9,8 +9,12 @@ public struct FrameDecoder: Sendable {
     /// The default largest payload accepted: 16 MiB.
     public static let defaultMaxFrameBytes = 16 * 1024 * 1024
 
-    /// The largest payload accepted, in bytes.
-    public let maxFrameBytes: Int
+    /// The largest payload accepted, in bytes. It may change at any time (a connection accepts
+    /// only small frames until its handshake is done): every frame not yet returned by
+    /// ``nextFrame()`` is checked against the limit in force when it is asked for.
+    public var maxFrameBytes: Int {
+        didSet { precondition(maxFrameBytes >= 0 && maxFrameBytes <= Int(UInt32.max), "maxFrameBytes out of range") }
+    }
 
     private var buffer: [UInt8] = []
     private var readIndex = 0

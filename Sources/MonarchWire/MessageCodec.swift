@@ -11,7 +11,7 @@ import Foundation
 /// A codec value may be shared between threads.
 public struct MessageCodec: Sendable {
     /// The largest payload ``encodeFrame(_:)`` produces.
-    public let maxFrameBytes: Int
+    public var maxFrameBytes: Int
 
     /// Creates a codec whose frames hold at most `maxFrameBytes` payload bytes.
     public init(maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes) {
