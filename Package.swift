@@ -76,7 +76,10 @@ let package = Package(
         // the wire, coalescing, deadlines, and the supervisor of local workers.
         .target(
             name: "MonarchCoordinator",
-            dependencies: ["Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchWire", logging]
+            dependencies: [
+                "Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchWire", logging,
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
 
         // What every worker process shares: dialling in, registering, serving requests.
