@@ -95,9 +95,11 @@ let package = Package(
         ),
 
         // Workers: one executable each, their logic in a library the tests reach.
+        // openat2(2), which glibc does not wrap, for the bundle's opens beneath its folder.
+        .target(name: "CBundleShim", path: "Workers/Bundle/Shim"),
         .target(
             name: "MonarchBundle",
-            dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"],
+            dependencies: ["CBundleShim", "Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"],
             path: "Workers/Bundle/Sources"
         ),
         .executableTarget(

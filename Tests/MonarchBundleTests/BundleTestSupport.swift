@@ -39,8 +39,8 @@ struct Fixture {
         guard mkfifo(base + "/" + path, 0o644) == 0 else { throw POSIXFailure(call: "mkfifo", code: errno) }
     }
 
-    func store(maxFileBytes: Int = 12 << 20) async throws -> BundleStore {
-        try await BundleStore(root: bundle, on: loop, maxFileBytes: maxFileBytes)
+    func store(maxFileBytes: Int = 12 << 20, resolution: BundleStore.Resolution? = nil) async throws -> BundleStore {
+        try await BundleStore(root: bundle, on: loop, maxFileBytes: maxFileBytes, resolution: resolution)
     }
 }
 

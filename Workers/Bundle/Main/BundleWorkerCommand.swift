@@ -58,7 +58,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
             identity: identity,
             provider: BundleProvider(store: store, latency: .milliseconds(Int64(clamping: latencyMs))),
             loop: loop, logger: logger)
-        logger.info("serving \(store.root)")
+        logger.info("serving \(store.root), opening files \(store.resolution)")
         try await WorkerMain.serve(runtime, coordinator: address, logger: logger)
     }
 }

@@ -2,9 +2,11 @@
 public enum BundleAnswer: Sendable, Equatable {
     /// The file's bytes and media type.
     case file(body: [UInt8], contentType: String)
-    /// Nothing there (or a directory): a miss, with the reason.
+    /// Nothing the bundle serves (no such file, a directory, or a path whose resolution would
+    /// leave the folder): a miss, with the reason.
     case notFound(String)
-    /// The path would leave the bundle folder, or names no file at all: refused, with the reason.
+    /// The path names no file at all (an empty, `.` or `..` component, a `/` or NUL inside
+    /// one), or names something that is not a regular file: refused, with the reason.
     case refused(String)
     /// The file is there but could not be served (too large, unreadable), with the reason.
     case failed(String)
