@@ -39,8 +39,11 @@ struct Fixture {
         guard mkfifo(base + "/" + path, 0o644) == 0 else { throw POSIXFailure(call: "mkfifo", code: errno) }
     }
 
-    func store(maxFileBytes: Int = 12 << 20, resolution: BundleStore.Resolution? = nil) async throws -> BundleStore {
-        try await BundleStore(root: bundle, on: loop, maxFileBytes: maxFileBytes, resolution: resolution)
+    func store(
+        maxFileBytes: Int = 12 << 20, serveDotfiles: Bool = false, resolution: BundleStore.Resolution? = nil
+    ) async throws -> BundleStore {
+        try await BundleStore(
+            root: bundle, on: loop, maxFileBytes: maxFileBytes, serveDotfiles: serveDotfiles, resolution: resolution)
     }
 }
 

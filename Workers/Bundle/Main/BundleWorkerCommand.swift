@@ -32,6 +32,9 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     @Option(help: "The largest file served, in bytes.")
     var maxFileBytes: Int = 12 << 20
 
+    @Flag(help: "Serve paths with a component starting with \".\" (.env, .git/config); by default they are misses, like files that are not there.")
+    var serveDotfiles = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -49,7 +52,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
         defer { _ = loop.shutdown() }
         let store: BundleStore
         do {
-            store = try await BundleStore(root: root, on: loop, maxFileBytes: maxFileBytes)
+            store = try await BundleStore(root: root, on: loop, maxFileBytes: maxFileBytes, serveDotfiles: serveDotfiles)
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
@@ -58,7 +61,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
             identity: identity,
             provider: BundleProvider(store: store, latency: .milliseconds(Int64(clamping: latencyMs))),
             loop: loop, logger: logger)
-        logger.info("serving \(store.root), opening files \(store.resolution)")
+        logger.info("serving \(store.root), opening files \(store.resolution)\(serveDotfiles ? ", hidden files included" : "")")
         try await WorkerMain.serve(runtime, coordinator: address, logger: logger)
     }
 }

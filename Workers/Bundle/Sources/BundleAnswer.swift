@@ -2,8 +2,8 @@
 public enum BundleAnswer: Sendable, Equatable {
     /// The file's bytes and media type.
     case file(body: [UInt8], contentType: String)
-    /// Nothing the bundle serves (no such file, a directory, or a path whose resolution would
-    /// leave the folder): a miss, with the reason.
+    /// Nothing the bundle serves (no such file, a directory, a hidden file while those are not
+    /// served, or a path whose resolution would leave the folder): a miss, with the reason.
     case notFound(String)
     /// The path names no file at all (an empty, `.` or `..` component, a `/` or NUL inside
     /// one), or names something that is not a regular file: refused, with the reason.

@@ -9,12 +9,12 @@ import MonarchRouter
 /// The bundle worker's provider: a request's path names a file under the bundle folder.
 ///
 /// `GET` and `HEAD` only. A file that is there is a 200 response with its content type; one
-/// that is not (or a directory, a symbolic link the store does not follow — one pointing out of
-/// the folder among them) is a miss, so later providers may have it; a path that names no file
-/// (`..`, an empty component, …) or something that is not a regular file is a `forbidden`
-/// failure; a file that cannot be served (too large, unreadable) `readFailed`. An optional
-/// simulated latency delays every answer (fixtures that behave like a slow network), and is cut
-/// short by cancellation.
+/// that is not (or a directory, a hidden file, a symbolic link the store does not follow — one
+/// pointing out of the folder among them) is a miss, so later providers may have it; a path
+/// that names no file (`..`, an empty component, …) or something that is not a regular file
+/// is a `forbidden` failure; a file that cannot be served (too large, unreadable)
+/// `readFailed`. An optional simulated latency delays every answer (fixtures that behave like
+/// a slow network), and is cut short by cancellation.
 public struct BundleProvider: RequestProvider {
     /// The files served.
     public let store: BundleStore

@@ -6,7 +6,9 @@ import MonarchLoop
 /// Serves files under one folder, and never anything outside it.
 ///
 /// A path arrives as decoded components. A component that is empty, `.`, `..`, or holds a `/`
-/// or a NUL byte is refused before the file system is touched.
+/// or a NUL byte is refused before the file system is touched. Unless ``serveDotfiles``, a
+/// path with a component starting with `.` (`.env`, `.git/config`) is a miss, answered exactly
+/// as a file that is not there.
 ///
 /// The file is then opened relative to the folder in one step, so nothing swapped in between a
 /// check and the open can redirect it:
@@ -45,6 +47,8 @@ public struct BundleStore: Sendable {
     public let root: String
     /// The largest file served.
     public let maxFileBytes: Int
+    /// Whether paths with a component starting with `.` are served.
+    public let serveDotfiles: Bool
     /// How files are opened beneath ``root``.
     public let resolution: Resolution
     private let loop: EventLoop
@@ -53,11 +57,14 @@ public struct BundleStore: Sendable {
     ///
     /// - Parameters:
     ///   - maxFileBytes: the largest file served, in bytes.
+    ///   - serveDotfiles: whether paths with a component starting with `.` are served
+    ///     (default: they are misses).
     ///   - resolution: how files are opened; nil (the default) picks ``Resolution/beneath``
     ///     when the kernel allows `openat2`, else ``Resolution/componentWalk``.
     /// - Throws: ``BundleStoreError`` when `root` does not exist or is not a directory.
     public init(
-        root: String, on loop: EventLoop, maxFileBytes: Int = 12 << 20, resolution: Resolution? = nil
+        root: String, on loop: EventLoop, maxFileBytes: Int = 12 << 20, serveDotfiles: Bool = false,
+        resolution: Resolution? = nil
     ) async throws(BundleStoreError) {
         let resolved: FileSystem.Resolved
         let probed: Resolution
@@ -78,6 +85,7 @@ public struct BundleStore: Sendable {
         }
         self.loop = loop
         self.maxFileBytes = maxFileBytes
+        self.serveDotfiles = serveDotfiles
         self.resolution = probed
     }
 
@@ -94,6 +102,10 @@ public struct BundleStore: Sendable {
             }
         }
         let display = components.joined(separator: "/")
+        if !serveDotfiles && components.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) {
+            // Answered exactly as a file that is not there.
+            return .notFound(FileSystem.notInBundle(display))
+        }
         let (root, resolution, limit) = (self.root, self.resolution, maxFileBytes)
         do {
             return try await loop.runOnThreadPool {
