@@ -165,7 +165,10 @@ let package = Package(
             name: "MonarchCoordinatorTests",
             dependencies: ["Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchWire"]
         ),
-        .testTarget(name: "MonarchBundleTests", dependencies: ["Monarch", "MonarchBundle", "MonarchLoop"]),
+        .testTarget(
+            name: "MonarchBundleTests",
+            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+        ),
         .testTarget(
             name: "MonarchCacheTests",
             dependencies: ["CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", logging]

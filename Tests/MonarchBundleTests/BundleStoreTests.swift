@@ -1,6 +1,7 @@
 import Foundation
 import MonarchBundle
 import MonarchLoop
+import MonarchWorker
 import Testing
 
 #if canImport(Glibc)
@@ -154,13 +155,44 @@ import Glibc
 
     // MARK: - Limits
 
-    @Test func aFileOverTheLimitFails() async throws {
+    @Test func aFileOverTheLimitIsTooLarge() async throws {
         try await withFixture { fixture in
             try fixture.write("bundle/limit.bin", [UInt8](repeating: 7, count: 1000))
             try fixture.write("bundle/over.bin", [UInt8](repeating: 7, count: 1001))
             let store = try await fixture.store(maxFileBytes: 1000)
             #expect(await store.read(["limit.bin"]).body?.count == 1000)
-            #expect(await store.read(["over.bin"]).isFailed)
+            #expect(
+                await store.read(["over.bin"])
+                    == .tooLarge("over.bin is 1001 bytes, more than the 1000 bytes served (the bundle's file size limit)"))
+        }
+    }
+
+    /// The frame's body limit caps the configured one when smaller, and only then; every copy
+    /// of the store shares it.
+    @Test func theFrameBodyLimitCapsTheConfiguredLimit() async throws {
+        try await withFixture { fixture in
+            try fixture.write("bundle/limit.bin", [UInt8](repeating: 7, count: 600))
+            try fixture.write("bundle/over.bin", [UInt8](repeating: 7, count: 601))
+            let store = try await fixture.store(maxFileBytes: 1000)
+            let copy = store
+            #expect(store.effectiveMaxFileBytes == 1000)
+            store.limitBodies(toFitFrameBodiesOf: 600)
+            #expect(copy.effectiveMaxFileBytes == 600)
+            #expect(await copy.read(["limit.bin"]).body?.count == 600)
+            #expect(
+                await copy.read(["over.bin"])
+                    == .tooLarge("over.bin is 601 bytes, more than the 600 bytes served (the largest body a frame to the coordinator carries)"))
+            store.limitBodies(toFitFrameBodiesOf: 5000)
+            #expect(copy.effectiveMaxFileBytes == 1000)
+        }
+    }
+
+    /// The default limit is the largest body the protocol's default frame carries.
+    @Test func theDefaultLimitFitsTheDefaultFrame() async throws {
+        #expect(BundleStore.defaultMaxFileBytes == AnswerLimits.protocolDefault.maxBodyBytes)
+        try await withFixture { fixture in
+            let store = try await fixture.store()
+            #expect(store.maxFileBytes == AnswerLimits.protocolDefault.maxBodyBytes)
         }
     }
 

@@ -8,7 +8,10 @@ public enum BundleAnswer: Sendable, Equatable {
     /// The path names no file at all (an empty, `.` or `..` component, a `/` or NUL inside
     /// one), or names something that is not a regular file: refused, with the reason.
     case refused(String)
-    /// The file is there but could not be served (too large, unreadable), with the reason.
+    /// The file is larger than the bundle serves (its limit, or the largest body a frame to
+    /// the coordinator carries), with the reason naming both sizes.
+    case tooLarge(String)
+    /// The file is there but could not be read, with the reason.
     case failed(String)
 }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import MonarchLoop
+import Synchronization
 
 /// Serves files under one folder, and never anything outside it.
 ///
@@ -25,7 +26,8 @@ import MonarchLoop
 /// file outside the folder exists. (nginx's `disable_symlinks on` answers such links alike.)
 ///
 /// Only regular files are read (a FIFO or device is refused, and never opened in a way that
-/// could block), up to a size limit. All file system work runs on the loop's thread pool.
+/// could block), up to ``effectiveMaxFileBytes``; a larger one is ``BundleAnswer/tooLarge(_:)``.
+/// All file system work runs on the loop's thread pool.
 public struct BundleStore: Sendable {
     /// How files are opened beneath the folder.
     public enum Resolution: Sendable, Equatable, CustomStringConvertible {
@@ -43,15 +45,22 @@ public struct BundleStore: Sendable {
         }
     }
 
+    /// The default for ``maxFileBytes``: 12 533 760 bytes, the largest body that fits, in
+    /// base64, in a frame of the protocol's default 16 MiB with 64 KiB kept for the rest of
+    /// the message.
+    public static let defaultMaxFileBytes = 12_533_760
+
     /// The folder, as an absolute path with its links resolved.
     public let root: String
-    /// The largest file served.
+    /// The largest file served, as configured.
     public let maxFileBytes: Int
     /// Whether paths with a component starting with `.` are served.
     public let serveDotfiles: Bool
     /// How files are opened beneath ``root``.
     public let resolution: Resolution
     private let loop: EventLoop
+    /// The largest body a frame to the coordinator carries (`Int.max` until told).
+    private let frameBodyBytes: FrameBodyLimit
 
     /// Opens the bundle at `root`.
     ///
@@ -63,7 +72,7 @@ public struct BundleStore: Sendable {
     ///     when the kernel allows `openat2`, else ``Resolution/componentWalk``.
     /// - Throws: ``BundleStoreError`` when `root` does not exist or is not a directory.
     public init(
-        root: String, on loop: EventLoop, maxFileBytes: Int = 12 << 20, serveDotfiles: Bool = false,
+        root: String, on loop: EventLoop, maxFileBytes: Int = defaultMaxFileBytes, serveDotfiles: Bool = false,
         resolution: Resolution? = nil
     ) async throws(BundleStoreError) {
         let resolved: FileSystem.Resolved
@@ -87,6 +96,18 @@ public struct BundleStore: Sendable {
         self.maxFileBytes = maxFileBytes
         self.serveDotfiles = serveDotfiles
         self.resolution = probed
+        self.frameBodyBytes = FrameBodyLimit()
+    }
+
+    /// The largest file served now: the smaller of ``maxFileBytes`` and the largest body a
+    /// frame to the coordinator carries (see ``limitBodies(toFitFrameBodiesOf:)``).
+    public var effectiveMaxFileBytes: Int { min(maxFileBytes, frameBodyBytes.value) }
+
+    /// Caps the files served at `bytes`, the largest body a frame to the coordinator carries
+    /// (the worker learns it from the coordinator's `welcome`); ``maxFileBytes`` still applies
+    /// when smaller. Shared by every copy of this store.
+    public func limitBodies(toFitFrameBodiesOf bytes: Int) {
+        frameBodyBytes.value = max(0, bytes)
     }
 
     /// The file the decoded path `components` names under the folder, or why there is none.
@@ -106,13 +127,28 @@ public struct BundleStore: Sendable {
             // Answered exactly as a file that is not there.
             return .notFound(FileSystem.notInBundle(display))
         }
-        let (root, resolution, limit) = (self.root, self.resolution, maxFileBytes)
+        let (root, resolution) = (self.root, self.resolution)
+        let limit = effectiveMaxFileBytes
+        let limitReason = limit < maxFileBytes
+            ? "the largest body a frame to the coordinator carries" : "the bundle's file size limit"
         do {
             return try await loop.runOnThreadPool {
-                FileSystem.load(root: root, components, resolution: resolution, limit: limit, display: display)
+                FileSystem.load(
+                    root: root, components, resolution: resolution, limit: limit, limitReason: limitReason,
+                    display: display)
             }
         } catch {
             return .failed("\(display): \(error)")
         }
+    }
+}
+
+/// A body size limit shared by the copies of a store and changed while it serves.
+private final class FrameBodyLimit: Sendable {
+    private let bytes = Atomic<Int>(Int.max)
+
+    var value: Int {
+        get { bytes.load(ordering: .relaxed) }
+        set { bytes.store(newValue, ordering: .relaxed) }
     }
 }

@@ -117,7 +117,8 @@ enum FileSystem {
     /// absolute or relative, to something that exists or not) is the same miss —
     /// "`display` is not in the bundle" — so no answer tells whether anything outside exists.
     static func load(
-        root: String, _ components: [String], resolution: BundleStore.Resolution, limit: Int, display: String
+        root: String, _ components: [String], resolution: BundleStore.Resolution, limit: Int, limitReason: String,
+        display: String
     ) -> BundleAnswer {
         let folder = open(root, pathOnly | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { return .failed("the bundle folder cannot be opened: \(describe(errno))") }
@@ -126,7 +127,7 @@ enum FileSystem {
         switch opened {
         case .descriptor(let descriptor):
             defer { close(descriptor) }
-            return readRegularFile(descriptor, limit: limit, display: display)
+            return readRegularFile(descriptor, limit: limit, limitReason: limitReason, display: display)
         case .failed(let code):
             switch code {
             case ENOENT, ENOTDIR, ELOOP, EXDEV, ENAMETOOLONG:
@@ -143,7 +144,7 @@ enum FileSystem {
     static func notInBundle(_ display: String) -> String { "\(display) is not in the bundle" }
 
     /// The bytes of the regular file open as `descriptor`, read whole up to `limit`.
-    static func readRegularFile(_ descriptor: Int32, limit: Int, display: String) -> BundleAnswer {
+    static func readRegularFile(_ descriptor: Int32, limit: Int, limitReason: String, display: String) -> BundleAnswer {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return .failed("\(display): \(describe(errno))") }
         switch status.st_mode & S_IFMT {
@@ -152,7 +153,7 @@ enum FileSystem {
         default: return .refused("\(display) is not a regular file")
         }
         guard Int(status.st_size) <= limit else {
-            return .failed("\(display) is \(status.st_size) bytes, more than the \(limit) served")
+            return .tooLarge("\(display) is \(status.st_size) bytes, more than the \(limit) bytes served (\(limitReason))")
         }
         var body = [UInt8](repeating: 0, count: Int(status.st_size))
         var filled = 0
@@ -162,7 +163,8 @@ enum FileSystem {
                 guard body.count < limit else {
                     var probe: UInt8 = 0
                     return read(descriptor, &probe, 1) > 0
-                        ? .failed("\(display) grew past the \(limit) bytes served") : finished(body, display)
+                        ? .tooLarge("\(display) grew past the \(limit) bytes served (\(limitReason))")
+                        : finished(body, display)
                 }
                 body.append(contentsOf: repeatElement(0, count: min(max(body.count, 4096), limit - body.count)))
             }
