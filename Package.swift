@@ -176,7 +176,7 @@ let package = Package(
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(
             name: "MonarchNetworkTests",
-            dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "TestOrigins"]
+            dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
         ),
         // HTTP servers the tests start on 127.0.0.1: a small origin written for them, and httpbin.
         .target(name: "TestOrigins", path: "Tests/TestOrigins", exclude: ["Origin"]),
