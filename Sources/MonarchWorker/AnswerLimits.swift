@@ -44,6 +44,7 @@ public struct AnswerLimits: Sendable, Equatable, CustomStringConvertible {
         return room / 4 * 3
     }
 
+    /// The frame limit and the body limit, for logs.
     public var description: String {
         "frames of up to \(maxFrameBytes) bytes, bodies of up to \(maxBodyBytes) bytes"
     }

@@ -37,6 +37,7 @@ public struct BundleStore: Sendable {
         /// Component by component with `O_NOFOLLOW`: no symbolic link is followed.
         case componentWalk
 
+        /// How files are opened, in words, for the worker's log at start.
         public var description: String {
             switch self {
             case .beneath: "openat2 beneath the folder (relative links inside it are followed)"
