@@ -49,6 +49,9 @@ struct ClusterOptions: Sendable {
     var custom: String?
     /// `auth.token`, when set; the test's clients present it.
     var token: String?
+    /// The `monarch` executable to run (its folder is where it finds the workers); the
+    /// build's by default.
+    var monarch = Executables.monarch
 
     /// The files of every test bundle.
     static let files: [String: [UInt8]] = [
@@ -184,7 +187,7 @@ final class TestCluster: Sendable {
                 for (path, bytes) in ClusterOptions.files { try folder.write("Bundle/" + path, bytes) }
             }
             try folder.write("monarch.yml", options.yaml(in: folder.path))
-            let up = try Spawned(Executables.monarch, ["up", "--config", folder.path + "/monarch.yml"])
+            let up = try Spawned(options.monarch, ["up", "--config", folder.path + "/monarch.yml"])
             let cluster = TestCluster(folder: folder, up: up, token: options.token)
             do {
                 _ = try await up.waitForOutput(containing: "ready")
