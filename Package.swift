@@ -170,11 +170,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MonarchBundleTests",
-            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
         ),
         .testTarget(
             name: "MonarchCacheTests",
-            dependencies: ["CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", logging]
+            dependencies: [
+                "CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins", logging,
+            ]
         ),
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(
