@@ -8,7 +8,8 @@ import Testing
 /// The tests' own posix_spawn helper (`TestOrigins`), which every test here starts processes
 /// with.
 @Suite("SpawnedProcess", .timeLimit(.minutes(1))) struct SpawnedProcessTests {
-    @Test("Arguments, environment, exit status, standard output and error collected apart")
+    /// Arguments, environment, exit status, standard output and error collected apart.
+    @Test
     func exitStatusAndOutput() async throws {
         let child = try SpawnedProcess(
             executable: "/bin/sh", arguments: ["-c", "echo \"$1 $GREETING\"; echo oops >&2; exit 3", "sh", "hello"],
@@ -20,7 +21,8 @@ import Testing
         #expect(ChildExit.exited(3).status == 3)
     }
 
-    @Test("Standard input from a pipe the parent closes; standard error into standard output")
+    /// Standard input from a pipe the parent closes; standard error into standard output.
+    @Test
     func inputPipeAndMergedError() async throws {
         let child = try SpawnedProcess(
             executable: "/bin/sh", arguments: ["-c", "cat; echo read-to-end >&2"],
@@ -33,7 +35,8 @@ import Testing
         #expect(child.standardOutput.text == "read-to-end\n")
     }
 
-    @Test("A signal ends it; none is sent once it has been reaped")
+    /// A signal ends it; none is sent once it has been reaped.
+    @Test
     func signals() async throws {
         let child = try SpawnedProcess(executable: "/bin/sleep", arguments: ["30"])
         #expect(child.signal(SIGTERM))
@@ -44,7 +47,8 @@ import Testing
         #expect(!child.signal(SIGTERM))
     }
 
-    @Test("Its own process group, and none of the parent's descriptors beyond 0, 1 and 2")
+    /// Its own process group, and none of the parent's descriptors beyond 0, 1 and 2.
+    @Test
     func processGroupAndDescriptors() async throws {
         // A descriptor opened without close-on-exec, as a test's raw socket may be.
         let leaky = open("/dev/null", O_RDONLY)
@@ -61,7 +65,8 @@ import Testing
         #expect(child.standardError.text.isEmpty)
     }
 
-    @Test("A missing executable is an error thrown by the initializer")
+    /// A missing executable is an error thrown by the initializer.
+    @Test
     func missingExecutable() {
         #expect(throws: SpawnFailure.self) {
             try SpawnedProcess(executable: "/nonexistent/program", arguments: [])
