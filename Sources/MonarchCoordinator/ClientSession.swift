@@ -56,7 +56,7 @@ final class ClientSession: @unchecked Sendable {
         case .status(let status):
             send(.result(ResultMessage(id: status.id, data: coordinator.statusReport())))
         case .scale(let admin):
-            send(unsupported(admin.id, "scale"))
+            startCall(admin.id, "scale") { [self] in await coordinator.scale(admin) }
         case .invalidate(let admin):
             startCall(admin.id, "invalidate") { [self] in await coordinator.invalidate(admin) }
         case .store(let admin):

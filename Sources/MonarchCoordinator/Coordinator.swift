@@ -60,10 +60,17 @@ public final class Coordinator: @unchecked Sendable {
     var slowReadersClosed = 0
     /// Client connections closed after ``Configuration/Limits/idleTimeout`` of silence.
     var idleClientsClosed = 0
+    /// Workers taken out of rotation for missing two heartbeats.
+    var unresponsiveWorkers = 0
     var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     /// Fires every second: idle connections, forgotten cancellations, old invalidations.
     private var maintenance: LoopTimer?
+    /// Fires every heartbeat: pings workers, and takes the silent ones out of rotation.
+    private var heartbeat: LoopTimer?
+    /// The local workers' supervisor, when the coordinator runs in `monarch up`: it starts and
+    /// stops workers for `scale`, and kills the unresponsive ones. Loop thread only.
+    var supervisor: Supervisor?
     /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
     var peerLog = LogLimiter()
 
@@ -129,6 +136,10 @@ public final class Coordinator: @unchecked Sendable {
         let timer = try LoopTimer(on: loop)
         timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in maintain() }
         maintenance = timer
+        let beat = try LoopTimer(on: loop)
+        let interval = max(limits.heartbeat.wholeMilliseconds, 1)
+        beat.start(afterMs: interval, repeatMs: interval) { [unowned self] in checkHeartbeats() }
+        heartbeat = beat
         checkDescriptorBudget()
     }
 
@@ -270,6 +281,8 @@ public final class Coordinator: @unchecked Sendable {
         draining = true
         maintenance?.close()
         maintenance = nil
+        heartbeat?.close()
+        heartbeat = nil
         for listener in listeners { listener.close() }
         listeners.removeAll()
         // Answers already queued still reach their clients before the close.

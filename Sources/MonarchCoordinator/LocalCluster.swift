@@ -112,21 +112,32 @@ public final class LocalCluster: Sendable {
         } catch {
             throw ClusterError("cannot listen: \(error)")
         }
-        let launches = WorkerLaunch.all(
-            for: configuration, coordinator: coordinator.workerAddress!, executableDirectory: executableDirectory,
-            logLevel: logger.logLevel.rawValue)
+        let executableDirectory = self.executableDirectory
+        let logLevel = logger.logLevel.rawValue
+        let workerAddress = coordinator.workerAddress!
         // Workers inherit the environment; the token reaches them there, never on a command line.
         if let token = configuration.token { setenv("MONARCH_TOKEN", token, 1) }
-        let supervisor = Supervisor(launches: launches, environment: nil, loop: loop, logger: logger)
+        let limits = configuration.limits
+        let supervisor = Supervisor(
+            configuration: configuration, policy: RestartPolicy(intensity: limits.restarts, window: limits.restartWindow),
+            environment: nil, loop: loop, logger: logger
+        ) { pool, ordinal in
+            WorkerLaunch.launch(
+                for: pool, ordinal: ordinal, coordinator: workerAddress, executableDirectory: executableDirectory,
+                logLevel: logLevel)
+        }
+        coordinator.supervisor = supervisor
+        let launches = supervisor.initialLaunches
         supervisor.onStartupExit = { launch, exit in
             stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
         }
-        var registered = 0
+        let expected = Set(launches.map(\.name))
+        var registered: Set<String> = []
         let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
-        coordinator.onWorkerRegistered = { [announce] _ in
-            registered += 1
-            if registered == launches.count, !supervisor.started {
+        coordinator.onWorkerRegistered = { [announce] info in
+            registered.insert(info.id)
+            if !supervisor.started, expected.isSubset(of: registered) {
                 supervisor.started = true
                 announce(readyLine)
             }
