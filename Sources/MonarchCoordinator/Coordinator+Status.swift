@@ -29,6 +29,7 @@ extension Coordinator {
             "connectionsRefused": .integer(Int64(refusedConnections)),
             "slowReadersClosed": .integer(Int64(slowReadersClosed)),
             "idleClientsClosed": .integer(Int64(idleClientsClosed)),
+            "unresponsiveWorkers": .integer(Int64(unresponsiveWorkers)),
             "backgroundRunning": .integer(Int64(flights.work.background.running)),
             "backgroundDropped": .integer(Int64(flights.work.background.dropped)),
             "invalidationsRemembered": .integer(Int64(cachePools.map(\.rememberedInvalidations).reduce(0, +))),
