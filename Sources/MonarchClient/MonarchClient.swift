@@ -88,12 +88,17 @@ public final class MonarchClient: Sendable {
         }
     }
 
-    /// The coordinator's status report (workers, pools, requests in flight).
+    /// The coordinator's status report: pools, workers, counters, per-domain figures.
     ///
     /// - Throws: ``MonarchClientError``.
-    public func status() async throws(MonarchClientError) -> [String: JSONValue] {
+    public func status() async throws(MonarchClientError) -> StatusReport {
         switch try await exchange({ id in .status(StatusMessage(id: id)) }) {
-        case .result(let result): return result.data ?? [:]
+        case .result(let result):
+            do {
+                return try result.report(as: StatusReport.self)
+            } catch {
+                throw .connectionLost("the coordinator's status report is malformed: \(error)")
+            }
         case .failure(let failure): throw .adminFailed("\(failure.error.code): \(failure.error.message)")
         case let other: throw .connectionLost("unexpected \(other.type) in answer to status")
         }

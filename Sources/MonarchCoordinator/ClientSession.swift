@@ -54,7 +54,7 @@ final class ClientSession: @unchecked Sendable {
             // A reply to no exchange of ours: ignored (protocol section 5).
             break
         case .status(let status):
-            send(.result(ResultMessage(id: status.id, data: coordinator.statusReport())))
+            send(.result(ResultMessage(id: status.id, report: coordinator.statusReport())))
         case .scale(let admin):
             startCall(admin.id, "scale") { [self] in await coordinator.scale(admin) }
         case .invalidate(let admin):

@@ -31,6 +31,8 @@ extension Coordinator {
             return failure(.invalidRequest, error.message)
         }
         logger.info("scaling \(kind): \(change.previous) → \(message.count)")
+        scalingKinds.insert(kind)
+        defer { scalingKinds.remove(kind) }
         // Leaving workers take no new requests from now, and finish what they have.
         for name in change.leaving {
             guard let worker = pools[kind]?.workers.first(where: { $0.id == name }) else { continue }

@@ -4,7 +4,9 @@ import Glibc
 import Logging
 import MonarchConfig
 import MonarchLoop
+import Metrics
 import MonarchWire
+import Prometheus
 
 /// A whole cluster in the foreground (`monarch up`): the coordinator, and the workers the
 /// configuration asks for as child processes.
@@ -99,14 +101,30 @@ public final class LocalCluster: Sendable {
         logger.info("stopped")
     }
 
+    /// Sends this process's swift-metrics to a Prometheus registry, which it returns. Once per
+    /// process (swift-metrics allows one bootstrap).
+    private static func bootstrapMetrics() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+        ]
+        MetricsSystem.bootstrap(factory)
+        return registry
+    }
+
     /// Listens, starts the workers, watches the signals. Loop thread.
     private func start(
         on loop: EventLoop, stop: AsyncStream<Stop>.Continuation
     ) throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
         let coordinator: Coordinator
         do {
+            let registry = configuration.metrics.map { _ in Self.bootstrapMetrics() }
             coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
             try coordinator.start()
+            if let registry { try coordinator.startMetrics(registry: registry) }
         } catch let error as ConfigError {
             throw ClusterError("invalid configuration: \(error)")
         } catch {

@@ -36,6 +36,8 @@ final class WorkerSession: @unchecked Sendable {
     private(set) var forwarded = 0
     /// Answers received so far.
     private(set) var answered = 0
+    /// Of those, failures.
+    private(set) var failures = 0
     /// Cancelled requests the worker never answered, forgotten after ``cancelGrace``.
     private(set) var forgotten = 0
     /// Answers that came for requests no longer waited for (forgotten, or late), ignored.
@@ -267,6 +269,7 @@ final class WorkerSession: @unchecked Sendable {
         }
         cancelled[id] = nil
         answered += 1
+        if case .failure = outcome { failures += 1 }
         waiting.removeValue(forKey: id)?.resume(returning: .answered(outcome))
         onSlotFreed?(self)
     }
