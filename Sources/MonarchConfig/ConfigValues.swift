@@ -21,11 +21,58 @@ extension ConfigNode {
         return duration
     }
 
+    /// A duration that is a whole number of `unit` (a worker flag counts in it), such as
+    /// whole seconds for `keepStale`.
+    /// - Throws: when the text is not a duration, or has a fraction of `unit`.
+    /// - Parameter unit: one second, or a fraction of a second that divides it (`.milliseconds(1)`).
+    func duration(inWhole unit: Duration, unitName: String) throws(ConfigError) -> Duration {
+        let value = try duration()
+        let attoseconds = value.components.attoseconds
+        let unitAttoseconds = unit.components.seconds >= 1 ? 1_000_000_000_000_000_000 : unit.components.attoseconds
+        guard attoseconds % unitAttoseconds == 0 else {
+            throw error("must be a whole number of \(unitName), got \"\(try string())\"")
+        }
+        return value
+    }
+
+    /// A duration of at least one millisecond, in whole milliseconds (worker flags count in them).
+    func positiveMilliseconds() throws(ConfigError) -> Duration {
+        let value = try duration(inWhole: .milliseconds(1), unitName: "milliseconds")
+        guard value > .zero else { throw error("must be longer than zero") }
+        return value
+    }
+
+    /// `true` or `false` (YAML's spellings of them: `true`, `True`, `TRUE`, likewise `false`).
+    func bool() throws(ConfigError) -> Bool {
+        let text = try string(expecting: "true or false")
+        switch text {
+        case "true", "True", "TRUE": return true
+        case "false", "False", "FALSE": return false
+        default: throw error("expected true or false, got \"\(text)\"")
+        }
+    }
+
+    /// One of ``Configuration/logLevels``.
+    func logLevel() throws(ConfigError) -> String {
+        let text = try string(expecting: "a log level")
+        guard Configuration.logLevels.contains(text) else {
+            throw error(unknownKeyProblem(text, allowed: Configuration.logLevels, noun: "log level"))
+        }
+        return text
+    }
+
     /// A byte size such as `4096`, `512KB` or `64MB` (see ``parseByteSize(_:)``).
     func byteSize() throws(ConfigError) -> Int {
         let expectation = "a byte size such as 4096, 512KB, 64MB or 1GB"
         let text = try string(expecting: expectation)
         guard let bytes = parseByteSize(text) else { throw error("expected \(expectation), got \"\(text)\"") }
+        return bytes
+    }
+
+    /// A byte size of at least one byte.
+    func positiveByteSize() throws(ConfigError) -> Int {
+        let bytes = try byteSize()
+        guard bytes > 0 else { throw error("must be at least 1 byte") }
         return bytes
     }
 

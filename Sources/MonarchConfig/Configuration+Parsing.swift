@@ -64,9 +64,13 @@ extension Configuration {
     ///   have `where` (parameter → regular expression that compiles), `upstream`, `ttl` and
     ///   `timeout` (durations above zero) and `policy` (a ``CachePolicy`` name).
     /// - `workers` maps a kind from ``knownWorkerKinds`` to its settings: `count` (a whole
-    ///   number ≥ 0, default 1) and, for `bundle`, `root` (required, resolved) and `latency`
-    ///   (duration, default 0); for `cache`, `store` (`sqlite:PATH`, resolved) and `memory`
-    ///   (byte size); for `network`, `allow` (a list of `host:port`).
+    ///   number ≥ 0, default 1), `logLevel` (one of ``logLevels``) and, for `bundle`, `root`
+    ///   (required, resolved), `latency` (duration, default 0), `maxFile` (byte size) and
+    ///   `dotfiles` (true or false); for `cache`, `store` (`sqlite:PATH`, resolved), `memory`
+    ///   (byte size) and `keepStale` (a duration in whole seconds); for `network`, `allow` (a
+    ///   list of `host:port`), `retries` and `maxRedirects` (≥ 0), `connectTimeout` and
+    ///   `timeout` (durations in whole milliseconds, above zero), `maxResponse` (byte size ≥ 1),
+    ///   `maxHostConnections` and `capacity` (≥ 1). See ``WorkerSettings``.
     /// - `metrics` is a `tcp:HOST:PORT` address for the Prometheus endpoint; one other machines
     ///   can reach requires `auth.token` (scrapers then send `Authorization: Bearer TOKEN`).
     /// - `limits` holds the bounds of ``Limits`` (the rules of ``parseLimits(_:)``): among

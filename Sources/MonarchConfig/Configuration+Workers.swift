@@ -1,9 +1,12 @@
 extension Configuration {
-    /// The settings keys each worker kind accepts besides `count`.
+    /// The settings keys each worker kind accepts besides `count` and `logLevel`.
     static let workerSettingKeys: [String: [String]] = [
-        "bundle": ["root", "latency"],
-        "cache": ["store", "memory"],
-        "network": ["allow"],
+        "bundle": ["root", "latency", "maxFile", "dotfiles"],
+        "cache": ["store", "memory", "keepStale"],
+        "network": [
+            "allow", "retries", "connectTimeout", "timeout", "maxRedirects", "maxResponse", "maxHostConnections",
+            "capacity",
+        ],
     ]
 
     /// Parses `workers`: a mapping of known worker kind to its settings, in file order.
@@ -15,11 +18,13 @@ extension Configuration {
                 throw entry.keyNode.error(unknownKeyProblem(entry.key, allowed: knownWorkerKinds, noun: "worker kind"))
             }
             let settings = try entry.value.mapping(
-                allowedKeys: ["count"] + settingKeys, expecting: "a mapping of \(entry.key) worker settings"
+                allowedKeys: ["count"] + settingKeys + ["logLevel"], expecting: "a mapping of \(entry.key) worker settings"
             )
             let count = try settings.optional("count")?.integer(atLeast: 0) ?? 1
+            let logLevel = try settings.optional("logLevel")?.logLevel()
             workers.append(WorkerPool(
-                kind: entry.key, count: count, settings: try parseSettings(kind: entry.key, settings, context: context)
+                kind: entry.key, count: count, settings: try parseSettings(kind: entry.key, settings, context: context),
+                logLevel: logLevel
             ))
         }
         return workers
@@ -33,8 +38,11 @@ extension Configuration {
         case "bundle":
             let root = try settings.required("root", describing: "the bundle folder, such as Bundle")
                 .nonEmptyString(expecting: "a folder path")
-            let latency = try settings.optional("latency")?.duration() ?? .zero
-            return .bundle(root: resolvePath(root, against: context.baseDirectory), latency: latency)
+            return .bundle(WorkerSettings.Bundle(
+                root: resolvePath(root, against: context.baseDirectory),
+                latency: try settings.optional("latency")?.duration() ?? .zero,
+                maxFileBytes: try settings.optional("maxFile")?.byteSize(),
+                serveDotfiles: try settings.optional("dotfiles")?.bool() ?? false))
         case "cache":
             var store: String?
             if let storeNode = settings.optional("store") {
@@ -44,8 +52,9 @@ extension Configuration {
                 }
                 store = "sqlite:" + resolvePath(String(text.dropFirst("sqlite:".count)), against: context.baseDirectory)
             }
-            let memory = try settings.optional("memory")?.byteSize()
-            return .cache(store: store, memoryBytes: memory)
+            return .cache(WorkerSettings.Cache(
+                store: store, memoryBytes: try settings.optional("memory")?.byteSize(),
+                keepStale: try settings.optional("keepStale")?.duration(inWhole: .seconds(1), unitName: "seconds")))
         default:
             var allow: [String] = []
             if let allowNode = settings.optional("allow") {
@@ -57,7 +66,15 @@ extension Configuration {
                     allow.append(text)
                 }
             }
-            return .network(allow: allow)
+            return .network(WorkerSettings.Network(
+                allow: allow,
+                retries: try settings.optional("retries")?.integer(atLeast: 0),
+                connectTimeout: try settings.optional("connectTimeout")?.positiveMilliseconds(),
+                timeout: try settings.optional("timeout")?.positiveMilliseconds(),
+                maxRedirects: try settings.optional("maxRedirects")?.integer(atLeast: 0),
+                maxResponseBytes: try settings.optional("maxResponse")?.positiveByteSize(),
+                maxHostConnections: try settings.optional("maxHostConnections")?.integer(atLeast: 1),
+                capacity: try settings.optional("capacity")?.integer(atLeast: 1)))
         }
     }
 }

@@ -75,16 +75,100 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    /// The settings of one kind of worker, handed to the workers the coordinator launches.
+    /// The settings of one kind of worker, handed to the workers the coordinator launches as
+    /// options of their executables. A setting left `nil` is not passed, so the worker's own
+    /// default applies (each is named in Workers/README.md).
     public enum WorkerSettings: Sendable, Equatable {
-        /// Serves files under `root` (an absolute path), each answer delayed by `latency`
-        /// (simulated latency for fixtures; `.zero` unless configured).
-        case bundle(root: String, latency: Duration)
-        /// Keeps responses in memory (at most `memoryBytes` when given) and, when `store` is
-        /// given, in a store such as `sqlite:/absolute/path.db`; `store == nil` means memory only.
-        case cache(store: String?, memoryBytes: Int?)
-        /// Fetches from upstreams; `allow` lists the `host:port` pairs it may reach.
-        case network(allow: [String])
+        /// `monarch-bundle-worker`'s settings.
+        case bundle(Bundle)
+        /// `monarch-cache-worker`'s settings.
+        case cache(Cache)
+        /// `monarch-network-worker`'s settings.
+        case network(Network)
+
+        /// What a bundle worker is told: where its files are and how it serves them.
+        public struct Bundle: Sendable, Equatable {
+            /// `root`: the folder served, an absolute path.
+            public var root: String
+            /// `latency`: a delay before every answer (fixtures that behave like a slow
+            /// network); `.zero` for none. Passed in whole milliseconds (`--latency-ms`).
+            public var latency: Duration
+            /// `maxFile`: the largest file served, in bytes (`--max-file-bytes`); larger ones
+            /// are `responseTooLarge` failures.
+            public var maxFileBytes: Int?
+            /// `dotfiles`: whether paths with a component starting with `.` are served
+            /// (`--serve-dotfiles`); by default they are misses.
+            public var serveDotfiles: Bool
+
+            /// Settings as given; everything but the folder defaults to the worker's default.
+            public init(root: String, latency: Duration = .zero, maxFileBytes: Int? = nil, serveDotfiles: Bool = false) {
+                self.root = root
+                self.latency = latency
+                self.maxFileBytes = maxFileBytes
+                self.serveDotfiles = serveDotfiles
+            }
+        }
+
+        /// What a cache worker is told: where it keeps entries and for how long.
+        public struct Cache: Sendable, Equatable {
+            /// `store`: a store such as `sqlite:/absolute/path.db`; nil keeps entries in memory
+            /// only (`--memory-only`).
+            public var store: String?
+            /// `memory`: the memory budget for entries, in bytes (`--memory-bytes`).
+            public var memoryBytes: Int?
+            /// `keepStale`: how long an expired entry is still answered (flagged stale) before
+            /// the sweep drops it; whole seconds (`--keep-stale-seconds`).
+            public var keepStale: Duration?
+
+            /// Settings as given; nil means the worker's default.
+            public init(store: String? = nil, memoryBytes: Int? = nil, keepStale: Duration? = nil) {
+                self.store = store
+                self.memoryBytes = memoryBytes
+                self.keepStale = keepStale
+            }
+        }
+
+        /// What a network worker is told: which upstreams it may reach and how it fetches.
+        public struct Network: Sendable, Equatable {
+            /// `allow`: the `host:port` pairs it may reach (`--allow`, repeated); none: nothing.
+            public var allow: [String]
+            /// `retries`: retries of idempotent requests after connection failures and
+            /// 502/503/504 (`--retries`); at least 0.
+            public var retries: Int?
+            /// `connectTimeout`: how long connecting may take, whole milliseconds above zero
+            /// (`--connect-timeout-ms`).
+            public var connectTimeout: Duration?
+            /// `timeout`: how long a request that carries no deadline may take, whole
+            /// milliseconds above zero (`--timeout-ms`).
+            public var timeout: Duration?
+            /// `maxRedirects`: redirects followed per request (`--max-redirects`); at least 0.
+            public var maxRedirects: Int?
+            /// `maxResponse`: the largest response body accepted, in bytes, at least 1
+            /// (`--max-response-bytes`).
+            public var maxResponseBytes: Int?
+            /// `maxHostConnections`: connections open to one upstream host, at least 1
+            /// (`--max-host-connections`).
+            public var maxHostConnections: Int?
+            /// `capacity`: requests run at once, announced to the coordinator, at least 1
+            /// (`--capacity`; the worker's default is its `maxHostConnections`).
+            public var capacity: Int?
+
+            /// Settings as given; nil means the worker's default.
+            public init(
+                allow: [String] = [], retries: Int? = nil, connectTimeout: Duration? = nil, timeout: Duration? = nil,
+                maxRedirects: Int? = nil, maxResponseBytes: Int? = nil, maxHostConnections: Int? = nil,
+                capacity: Int? = nil
+            ) {
+                self.allow = allow
+                self.retries = retries
+                self.connectTimeout = connectTimeout
+                self.timeout = timeout
+                self.maxRedirects = maxRedirects
+                self.maxResponseBytes = maxResponseBytes
+                self.maxHostConnections = maxHostConnections
+                self.capacity = capacity
+            }
+        }
 
         /// The worker kind these settings belong to: `bundle`, `cache` or `network`.
         public var kind: String {
@@ -104,12 +188,16 @@ public struct Configuration: Sendable, Equatable {
         public var count: Int
         /// The settings passed to each worker of the pool.
         public var settings: WorkerSettings
+        /// `logLevel`: the level the pool's workers log at (one of ``logLevels``); nil: the
+        /// level `monarch up` runs at.
+        public var logLevel: String?
 
         /// Creates a pool as given.
-        public init(kind: String, count: Int, settings: WorkerSettings) {
+        public init(kind: String, count: Int, settings: WorkerSettings, logLevel: String? = nil) {
             self.kind = kind
             self.count = count
             self.settings = settings
+            self.logLevel = logLevel
         }
     }
 
@@ -158,6 +246,9 @@ extension Configuration {
     /// The worker kinds Monarch ships, each accepted as a provider even without a `workers`
     /// entry (such workers may dial in from elsewhere): `bundle`, `cache`, `network`.
     public static let knownWorkerKinds = ["bundle", "cache", "network"]
+
+    /// The log levels a worker pool's `logLevel` may name, least severe first (swift-log's).
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     /// The default request deadline when `limits.timeout` is absent: 30 seconds.
     public static let standardTimeout: Duration = .seconds(30)

@@ -21,7 +21,7 @@ struct WorkerLaunch: Sendable, Equatable {
     }
 
     /// The launch of the `ordinal`-th worker (from 1) of `pool`, dialling in to
-    /// `coordinator` and logging at `logLevel`.
+    /// `coordinator` and logging at the pool's `logLevel`, else at `logLevel`.
     static func launch(
         for pool: Configuration.WorkerPool, ordinal: Int, coordinator: SocketAddress, executableDirectory: String,
         logLevel: String
@@ -29,25 +29,40 @@ struct WorkerLaunch: Sendable, Equatable {
         let name = "\(pool.kind)-\(ordinal)"
         return WorkerLaunch(
             kind: pool.kind, ordinal: ordinal, name: name, executable: executable(of: pool.kind, in: executableDirectory),
-            arguments: ["--coordinator", coordinator.description, "--name", name, "--log-level", logLevel]
+            arguments: ["--coordinator", coordinator.description, "--name", name, "--log-level", pool.logLevel ?? logLevel]
                 + settingArguments(pool.settings, ordinal: ordinal))
     }
 
     /// A pool's settings as command-line options of its worker executable, for the pool's
-    /// `ordinal`-th worker (from 1).
+    /// `ordinal`-th worker (from 1). Settings left nil are not passed (the worker's default
+    /// holds); durations go in the unit of their flag (`--latency-ms`, `--connect-timeout-ms`,
+    /// `--timeout-ms`, `--keep-stale-seconds`), byte sizes in bytes.
     static func settingArguments(_ settings: Configuration.WorkerSettings, ordinal: Int = 1) -> [String] {
-        switch settings {
-        case .bundle(let root, let latency):
-            var arguments = ["--root", root]
-            if latency > .zero { arguments += ["--latency-ms", String(latency.wholeMilliseconds)] }
-            return arguments
-        case .cache(let store, let memoryBytes):
-            var arguments = store.map { ["--store", storePath($0, ordinal: ordinal)] } ?? ["--memory-only"]
-            if let memoryBytes { arguments += ["--memory-bytes", String(memoryBytes)] }
-            return arguments
-        case .network(let allow):
-            return allow.flatMap { ["--allow", $0] }
+        var arguments: [String] = []
+        func add(_ flag: String, _ value: (some CustomStringConvertible)?) {
+            if let value { arguments += [flag, value.description] }
         }
+        switch settings {
+        case .bundle(let bundle):
+            add("--root", bundle.root)
+            if bundle.latency > .zero { add("--latency-ms", bundle.latency.wholeMilliseconds) }
+            add("--max-file-bytes", bundle.maxFileBytes)
+            if bundle.serveDotfiles { arguments.append("--serve-dotfiles") }
+        case .cache(let cache):
+            if let store = cache.store { add("--store", storePath(store, ordinal: ordinal)) } else { arguments.append("--memory-only") }
+            add("--memory-bytes", cache.memoryBytes)
+            add("--keep-stale-seconds", cache.keepStale.map { $0.wholeMilliseconds / 1000 })
+        case .network(let network):
+            for origin in network.allow { add("--allow", origin) }
+            add("--retries", network.retries)
+            add("--connect-timeout-ms", network.connectTimeout?.wholeMilliseconds)
+            add("--timeout-ms", network.timeout?.wholeMilliseconds)
+            add("--max-redirects", network.maxRedirects)
+            add("--max-response-bytes", network.maxResponseBytes)
+            add("--max-host-connections", network.maxHostConnections)
+            add("--capacity", network.capacity)
+        }
+        return arguments
     }
 
     /// The store of a pool's `ordinal`-th cache worker: each worker keeps its own file (its

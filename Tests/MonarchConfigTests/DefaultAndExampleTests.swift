@@ -16,9 +16,9 @@ import Testing
                 .init(match: "api/...", domain: "api", upstream: "http://127.0.0.1:8080/...", ttl: .seconds(60)),
             ],
             workers: [
-                .init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/app/Bundle", latency: .zero)),
-                .init(kind: "cache", count: 1, settings: .cache(store: "sqlite:/srv/app/.monarch/cache.db", memoryBytes: 64 << 20)),
-                .init(kind: "network", count: 1, settings: .network(allow: ["127.0.0.1:8080"])),
+                .init(kind: "bundle", count: 1, settings: .bundle(.init(root: "/srv/app/Bundle", latency: .zero))),
+                .init(kind: "cache", count: 1, settings: .cache(.init(store: "sqlite:/srv/app/.monarch/cache.db", memoryBytes: 64 << 20))),
+                .init(kind: "network", count: 1, settings: .network(.init(allow: ["127.0.0.1:8080"]))),
             ]
         ))
         #expect(configuration.limits.timeout == .seconds(30))
@@ -37,13 +37,13 @@ import Testing
         // Too long for a socket address once absolute: the relative path names the same file.
         #expect(configuration.listen.clients == [.unix(path: ".monarch/monarch.sock")])
         #expect(configuration.listen.workers == .unix(path: ".monarch/workers.sock"))
-        #expect(configuration.workers.first?.settings == .bundle(root: base + "Bundle", latency: .zero))
+        #expect(configuration.workers.first?.settings == .bundle(.init(root: base + "Bundle", latency: .zero)))
     }
 
     @Test func aRelativeBaseDirectoryIsTakenFromTheWorkingDirectory() {
         let configuration = Configuration.defaultConfiguration(baseDirectory: ".")
         let cwd = FileManager.default.currentDirectoryPath
-        #expect(configuration.workers.first?.settings == .bundle(root: cwd + "/Bundle", latency: .zero))
+        #expect(configuration.workers.first?.settings == .bundle(.init(root: cwd + "/Bundle", latency: .zero)))
     }
 
     @Test func theExampleMeansExactlyTheDefault() throws {

@@ -59,9 +59,9 @@ import Testing
             .init(match: "docs/...", domain: "static"),
         ])
         #expect(configuration.workers == [
-            .init(kind: "cache", count: 1, settings: .cache(store: "sqlite:/srv/monarch/.monarch/cache.db", memoryBytes: 64 << 20)),
-            .init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/monarch/Bundle", latency: .zero)),
-            .init(kind: "network", count: 2, settings: .network(allow: ["127.0.0.1:8080"])),
+            .init(kind: "cache", count: 1, settings: .cache(.init(store: "sqlite:/srv/monarch/.monarch/cache.db", memoryBytes: 64 << 20))),
+            .init(kind: "bundle", count: 1, settings: .bundle(.init(root: "/srv/monarch/Bundle", latency: .zero))),
+            .init(kind: "network", count: 2, settings: .network(.init(allow: ["127.0.0.1:8080"]))),
         ])
         #expect(configuration.limits.timeout == .seconds(10))
         #expect(configuration.limits.maxFrameBytes == 1 << 20)
@@ -111,11 +111,62 @@ import Testing
         #expect(configuration.token == nil)
         #expect(configuration.routes == [.init(match: "users/:id", domain: "api")])
         #expect(configuration.workers == [
-            .init(kind: "cache", count: 1, settings: .cache(store: nil, memoryBytes: nil)),
-            .init(kind: "network", count: 0, settings: .network(allow: [])),
+            .init(kind: "cache", count: 1, settings: .cache(.init(store: nil, memoryBytes: nil))),
+            .init(kind: "network", count: 0, settings: .network(.init(allow: []))),
         ])
         #expect(configuration.limits.timeout == Configuration.standardTimeout)
         #expect(configuration.limits.maxFrameBytes == Configuration.standardMaxFrameBytes)
+    }
+
+    @Test func everyWorkerSettingParses() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen: {clients: unix:c.sock, workers: unix:w.sock}
+            domains: {static: [bundle], api: [cache, network]}
+            workers:
+              bundle: {root: B, latency: 20ms, maxFile: 1MB, dotfiles: true, logLevel: debug}
+              cache: {store: sqlite:c.db, memory: 1MB, keepStale: 2h, logLevel: warning}
+              network:
+                allow: [127.0.0.1:8080]
+                retries: 0
+                connectTimeout: 1.5s
+                timeout: 2m
+                maxRedirects: 3
+                maxResponse: 4MB
+                maxHostConnections: 8
+                capacity: 16
+                logLevel: trace
+            """, baseDirectory: "/srv")
+        #expect(configuration.workers == [
+            .init(
+                kind: "bundle", count: 1,
+                settings: .bundle(.init(root: "/srv/B", latency: .milliseconds(20), maxFileBytes: 1 << 20, serveDotfiles: true)),
+                logLevel: "debug"),
+            .init(
+                kind: "cache", count: 1,
+                settings: .cache(.init(store: "sqlite:/srv/c.db", memoryBytes: 1 << 20, keepStale: .seconds(7200))),
+                logLevel: "warning"),
+            .init(
+                kind: "network", count: 1,
+                settings: .network(.init(
+                    allow: ["127.0.0.1:8080"], retries: 0, connectTimeout: .milliseconds(1500), timeout: .seconds(120),
+                    maxRedirects: 3, maxResponseBytes: 4 << 20, maxHostConnections: 8, capacity: 16)),
+                logLevel: "trace"),
+        ])
+    }
+
+    @Test func unsetWorkerSettingsAreLeftToTheWorkers() throws {
+        let configuration = try Configuration.parse(yaml: """
+            listen: {clients: unix:c.sock, workers: unix:w.sock}
+            domains: {static: [bundle]}
+            workers:
+              bundle: {root: B, dotfiles: false}
+              cache: {}
+              network: {}
+            """, baseDirectory: "/srv")
+        #expect(configuration.workers.map(\.settings) == [
+            .bundle(.init(root: "/srv/B")), .cache(.init()), .network(.init()),
+        ])
+        #expect(configuration.workers.allSatisfy { $0.logLevel == nil })
     }
 
     @Test func knownKindsServeDomainsWithoutAWorkersEntry() throws {
@@ -139,8 +190,8 @@ import Testing
         #expect(configuration.listen.clients == [.unix(path: "/srv/app/run/c.sock")])
         #expect(configuration.listen.workers == .unix(path: "/srv/app/conf/w.sock"))
         #expect(configuration.workers.map(\.settings) == [
-            .bundle(root: "/srv/app/shared/Bundle", latency: .milliseconds(150)),
-            .cache(store: "sqlite:/var/lib/monarch/cache.db", memoryBytes: 512 * 1024),
+            .bundle(.init(root: "/srv/app/shared/Bundle", latency: .milliseconds(150))),
+            .cache(.init(store: "sqlite:/var/lib/monarch/cache.db", memoryBytes: 512 * 1024)),
         ])
     }
 

@@ -12,7 +12,7 @@ import Testing
             .write(toFile: path, atomically: true, encoding: .utf8)
         let configuration = try Configuration.load(file: path, environment: [:])
         #expect(configuration.listen.clients == [.unix(path: directory + "/c.sock")])
-        #expect(configuration.workers.first?.settings == .bundle(root: directory + "/B", latency: .zero))
+        #expect(configuration.workers.first?.settings == .bundle(.init(root: directory + "/B", latency: .zero)))
     }
 
     @Test func errorsNameTheFileAsGiven() throws {

@@ -61,8 +61,8 @@ import Testing
         #expect(WorkerLaunch.storePath("sqlite:/var/run.d/cache", ordinal: 3) == "sqlite:/var/run.d/cache-3")
         #expect(WorkerLaunch.storePath("sqlite:/tmp/.cache", ordinal: 2) == "sqlite:/tmp/.cache-2")
         #expect(
-            WorkerLaunch.settingArguments(.cache(store: "sqlite:/r/c.db", memoryBytes: 1024), ordinal: 2)
+            WorkerLaunch.settingArguments(.cache(.init(store: "sqlite:/r/c.db", memoryBytes: 1024)), ordinal: 2)
                 == ["--store", "sqlite:/r/c-2.db", "--memory-bytes", "1024"])
-        #expect(WorkerLaunch.settingArguments(.cache(store: nil, memoryBytes: nil)) == ["--memory-only"])
+        #expect(WorkerLaunch.settingArguments(.cache(.init(store: nil, memoryBytes: nil))) == ["--memory-only"])
     }
 }
