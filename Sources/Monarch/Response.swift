@@ -73,3 +73,26 @@ public struct Response: Sendable, Hashable {
         value.split(separator: ",").map { $0.filter { !$0.isWhitespace }.lowercased() }.filter { !$0.isEmpty }
     }
 }
+
+extension Response {
+    /// `headers` with every name in lowercase, the one spelling Monarch's wire messages and
+    /// workers use (as HTTP/2 does): `Content-Type` becomes `content-type`.
+    ///
+    /// Names that differ only in case become one header whose values are joined with `", "`, in
+    /// the order of the names as given (sorted), so the result does not depend on dictionary
+    /// order. Values are kept as they are.
+    public static func lowercasedHeaderNames(_ headers: [String: String]) -> [String: String] {
+        guard headers.keys.contains(where: { $0.utf8.contains { (0x41...0x5A).contains($0) } }) else { return headers }
+        var result: [String: String] = [:]
+        result.reserveCapacity(headers.count)
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            let key = name.lowercased()
+            if let earlier = result[key] {
+                result[key] = earlier + ", " + value
+            } else {
+                result[key] = value
+            }
+        }
+        return result
+    }
+}

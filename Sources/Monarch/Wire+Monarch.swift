@@ -28,36 +28,39 @@ extension Request {
 }
 
 extension Response {
-    /// The response a `response` message carries.
+    /// The response a `response` message carries, its header names in lowercase (see
+    /// ``lowercasedHeaderNames(_:)``).
     public init(_ message: ResponseMessage) {
         self.init(
-            status: message.status, headers: message.headers ?? [:], body: message.body ?? .init(),
+            status: message.status, headers: Self.lowercasedHeaderNames(message.headers ?? [:]), body: message.body ?? .init(),
             source: message.source, stale: message.stale ?? false,
             age: message.ageMs.map { .milliseconds(Int64(clamping: $0)) },
             ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheable: message.cacheable ?? true)
     }
 
-    /// This response as a `response` message answering `id`.
+    /// This response as a `response` message answering `id`, its header names in lowercase.
     public func message(id: MessageID) -> ResponseMessage {
         ResponseMessage(
-            id: id, status: status, source: source, headers: headers.isEmpty ? nil : headers,
+            id: id, status: status, source: source, headers: headers.isEmpty ? nil : Self.lowercasedHeaderNames(headers),
             body: body.isEmpty ? nil : body, stale: stale ? true : nil, ageMs: age?.wholeMilliseconds,
             ttlMs: ttl?.wholeMilliseconds, cacheable: cacheable ? nil : false)
     }
 }
 
 extension Response {
-    /// The response a `store` message hands a cache, fresh for its `ttlMs`.
+    /// The response a `store` message hands a cache, fresh for its `ttlMs`, its header names
+    /// in lowercase.
     public init(_ message: StoreMessage) {
         self.init(
-            status: message.status, headers: message.headers ?? [:], body: message.body ?? .init(),
+            status: message.status, headers: Self.lowercasedHeaderNames(message.headers ?? [:]), body: message.body ?? .init(),
             ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) })
     }
 
-    /// This response as a `store` message keeping it under `key`, fresh for `ttl` (for ever when nil).
+    /// This response as a `store` message keeping it under `key`, fresh for `ttl` (for ever
+    /// when nil), its header names in lowercase.
     public func storeMessage(id: MessageID, key: String, ttl: Duration?) -> StoreMessage {
         StoreMessage(
-            id: id, key: key, status: status, headers: headers.isEmpty ? nil : headers,
+            id: id, key: key, status: status, headers: headers.isEmpty ? nil : Self.lowercasedHeaderNames(headers),
             body: body.isEmpty ? nil : body, ttlMs: ttl?.wholeMilliseconds)
     }
 }

@@ -19,6 +19,7 @@ import Testing
             #expect(response.body == Data("{\"a\":1}".utf8))
             #expect(response.headers["content-type"] == "application/json; charset=utf-8")
             #expect(response.headers["content-length"] == "7")
+            #expect(response.headers.keys.allSatisfy { $0 == $0.lowercased() }, "header names are lowercase")
         }
     }
 

@@ -27,6 +27,24 @@ import Testing
         }
     }
 
+    @Test func headerNamesAreStoredAndAnsweredInLowercase() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore()
+            let cache = fixture.provider(store: store)
+            try await cache.store(textResponse("x", headers: ["Content-Type": "text/plain", "ETag": "\"1\""]), under: "new")
+            let kept = try #require(try await store.entry(forKey: "new"))
+            #expect(kept.headers == ["content-type": "text/plain", "etag": "\"1\""])
+            #expect(try #require(await cache.perform(cacheRequest("new")).response).headers == kept.headers)
+            // An entry an earlier version kept with the upstream's spelling is answered in lowercase.
+            try await store.put(
+                CacheEntry(status: 200, headers: ["Content-type": "text/html"], body: Data("old".utf8), storedAtMs: 0),
+                under: "old")
+            let reopened = fixture.provider(store: store)
+            #expect(try #require(await reopened.perform(cacheRequest("old")).response).headers == ["content-type": "text/html"])
+            await store.close()
+        }
+    }
+
     @Test func missesSayWhy() async throws {
         try await withCacheFixture { fixture in
             let cache = fixture.provider(store: nil)

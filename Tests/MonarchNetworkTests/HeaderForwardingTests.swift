@@ -28,9 +28,16 @@ import Testing
             ("Transfer-Encoding", "chunked"), ("Connection", "keep-alive"),
         ])
         #expect(HeaderForwarding.responseHeaders(headers, bodyLength: 3600) == [
-            "Content-Type": "text/plain", "Content-Length": "3600",
+            "content-type": "text/plain", "content-length": "3600",
         ])
-        #expect(HeaderForwarding.responseHeaders(headers, bodyLength: nil) == ["Content-Type": "text/plain"])
+        #expect(HeaderForwarding.responseHeaders(headers, bodyLength: nil) == ["content-type": "text/plain"])
+    }
+
+    @Test func responseHeaderNamesAreLowercaseWhateverTheUpstreamSent() {
+        let headers = HTTPHeaders([("Content-type", "text/html"), ("ETag", "\"v1\""), ("x-MiXeD", "1"), ("X-Mixed", "2")])
+        #expect(HeaderForwarding.responseHeaders(headers, bodyLength: 5) == [
+            "content-type": "text/html", "etag": "\"v1\"", "x-mixed": "1, 2",
+        ])
     }
 
     @Test func repeatedResponseHeadersAreJoinedUnderTheFirstSpelling() {

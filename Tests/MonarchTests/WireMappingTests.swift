@@ -75,16 +75,34 @@ import Testing
     @Test("Response <-> ResponseMessage keeps status, headers, body, source, stale, age, TTL and cacheable")
     func responseRoundTrip() throws {
         let response = Response(
-            status: 203, headers: ["Content-Type": "text/plain"], body: Data("hi".utf8), source: "cache", stale: true,
+            status: 203, headers: ["content-type": "text/plain"], body: Data("hi".utf8), source: "cache", stale: true,
             age: .milliseconds(1200), ttl: .seconds(60), cacheable: false)
         let message = response.message(id: 9)
         #expect(message == ResponseMessage(
-            id: 9, status: 203, source: "cache", headers: ["Content-Type": "text/plain"], body: Data("hi".utf8),
+            id: 9, status: 203, source: "cache", headers: ["content-type": "text/plain"], body: Data("hi".utf8),
             stale: true, ageMs: 1200, ttlMs: 60000, cacheable: false))
         #expect(Response(message) == response)
 
         let decoded = try codec.decode(codec.encode(.response(message)))
         #expect(decoded == .response(message))
+    }
+
+    @Test("header names are lowercase on the wire both ways: response and store messages, sent and received")
+    func headerNamesAreLowercase() {
+        let mixed = ["Content-Type": "text/plain", "ETag": "\"v1\"", "x-trace": "a"]
+        let lowercase = ["content-type": "text/plain", "etag": "\"v1\"", "x-trace": "a"]
+        #expect(Response(headers: mixed).message(id: 1).headers == lowercase)
+        #expect(Response(ResponseMessage(id: 1, status: 200, headers: mixed)).headers == lowercase)
+        #expect(Response(headers: mixed).storeMessage(id: 2, key: "k", ttl: nil).headers == lowercase)
+        #expect(Response(StoreMessage(id: 2, key: "k", status: 200, headers: mixed)).headers == lowercase)
+    }
+
+    @Test("names differing only in case become one header, values joined in name order")
+    func headerNamesDifferingInCaseAreJoined() {
+        #expect(Response.lowercasedHeaderNames(["Vary": "Accept", "vary": "Origin", "VARY": "Cookie"])
+            == ["vary": "Cookie, Accept, Origin"])
+        #expect(Response.lowercasedHeaderNames([:]) == [:])
+        #expect(Response.lowercasedHeaderNames(["a-b": "1"]) == ["a-b": "1"])
     }
 
     @Test("a fresh, cacheable response leaves the defaults out, and absent fields read as the defaults")

@@ -125,7 +125,9 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     private func response(to request: Request, from entry: CacheEntry) -> Response {
         let now = clock.nowMs
         return Response(
-            status: entry.status, headers: entry.headers, body: request.method == "HEAD" ? .init() : entry.body,
+            // Entries stored by earlier versions may spell names otherwise.
+            status: entry.status, headers: Response.lowercasedHeaderNames(entry.headers),
+            body: request.method == "HEAD" ? .init() : entry.body,
             source: name, stale: !entry.isFresh(at: now), age: .milliseconds(entry.ageMs(at: now)),
             ttl: entry.ttlMs.map { .milliseconds($0) })
     }
@@ -143,13 +145,15 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
 
     /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), stamped
     /// with the clock's time. In memory at once; with a file, returns once the entry is
-    /// committed to it.
+    /// committed to it. Header names are kept in lowercase (and answered so, also for entries
+    /// an earlier version stored otherwise).
     ///
     /// - Throws: ``ProviderFailure`` `storeFailed` when the file did not take it (memory then
     ///   drops it too).
     public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
         let entry = CacheEntry(
-            status: response.status, headers: response.headers, body: response.body, storedAtMs: clock.nowMs,
+            status: response.status, headers: Response.lowercasedHeaderNames(response.headers), body: response.body,
+            storedAtMs: clock.nowMs,
             ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) })
         let write = state.withLock { state -> StoreOperation? in
             state.memory.put(key, entry)

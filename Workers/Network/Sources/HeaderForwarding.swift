@@ -36,7 +36,8 @@ public enum HeaderForwarding {
     }
 
     /// The upstream's response headers as the client gets them, for a body of `bodyLength`
-    /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for).
+    /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for). Names
+    /// are lowercase, whatever case the upstream used (as HTTP/2 sends them).
     public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?) -> [String: String] {
         var headers = headers
         let named = headers["connection"]?.split(separator: ",").map { $0.trimmingCharacters(in: " \t") } ?? []
@@ -47,7 +48,11 @@ public enum HeaderForwarding {
             headers["content-encoding"] = nil
             headers["content-length"] = bodyLength.map(String.init)
         }
-        return headers.dictionary
+        var lowercased: [String: String] = [:]
+        lowercased.reserveCapacity(headers.fields.count)
+        // HTTPHeaders holds each name once, compared without case: lowercasing joins nothing.
+        for field in headers.fields { lowercased[field.name.lowercased()] = field.value }
+        return lowercased
     }
 
     /// tchar of RFC 9110 §5.6.2.
