@@ -1,4 +1,5 @@
 import ArgumentParser
+import MonarchWire
 
 /// `monarch`: runs and queries a Monarch cluster.
 @main
@@ -6,6 +7,7 @@ struct MonarchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monarch",
         abstract: "Request-based resource fetching: run a cluster and ask it for resources.",
+        version: MonarchRelease.version,
         subcommands: [UpCommand.self, GetCommand.self, InvalidateCommand.self, ScaleCommand.self, StatusCommand.self]
     )
 }

@@ -14,7 +14,8 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monarch-bundle-worker",
         abstract: "Serve the files under a folder to a Monarch coordinator, as a worker of kind bundle.",
-        discussion: "Exits when the coordinator closes the connection; SIGTERM or SIGINT finishes the requests in flight first."
+        discussion: "Exits when the coordinator closes the connection; SIGTERM or SIGINT finishes the requests in flight first.",
+        version: MonarchRelease.version
     )
 
     @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")

@@ -20,7 +20,8 @@ struct CacheWorkerCommand: AsyncParsableCommand {
             Give exactly one of --store sqlite:PATH (entries survive restarts; an acknowledged store is on disk) \
             and --memory-only. Exits when the coordinator closes the connection; SIGTERM or SIGINT finishes the \
             requests in flight first.
-            """
+            """,
+        version: MonarchRelease.version
     )
 
     @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")

@@ -18,7 +18,8 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
             Only http and https upstreams whose HOST:PORT is given with --allow are contacted, redirect targets \
             included; with no --allow nothing is. Exits when the coordinator closes the connection; SIGTERM or \
             SIGINT finishes the requests in flight first.
-            """
+            """,
+        version: MonarchRelease.version
     )
 
     @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
