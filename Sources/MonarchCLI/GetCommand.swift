@@ -22,7 +22,9 @@ struct GetCommand: AsyncParsableCommand {
             The coordinator's address comes from --address, else MONARCH_ADDRESS, else the \
             first client address of --config (or of the embedded default configuration). \
             When no provider answers, prints the aggregated error on standard error and exits 1; \
-            when the coordinator cannot be reached, exits 2.
+            when the coordinator cannot be reached, exits 2; an invalid option value exits 64. \
+            With --json every answer and error is one JSON object on standard output, and \
+            nothing is written to standard error.
             """
     )
 
@@ -48,7 +50,8 @@ struct GetCommand: AsyncParsableCommand {
         var request = Request(path: path, policy: policy)
         if let deadline {
             guard let duration = parseDuration(deadline) else {
-                throw ValidationError("--deadline: expected a duration such as 500ms or 5s, got \"\(deadline)\"")
+                GetOutput.reportUsage("--deadline: expected a duration such as 500ms or 5s, got \"\(deadline)\"", json: json)
+                throw ExitCode.validationFailure
             }
             request.deadline = duration
         }
@@ -58,6 +61,10 @@ struct GetCommand: AsyncParsableCommand {
         } catch let error as MonarchClientError {
             GetOutput.report(error, json: json)
             throw ExitCode(2)
+        } catch {
+            // The configuration or the address did not do.
+            GetOutput.reportUsage("\(error)", json: json)
+            throw ExitCode.validationFailure
         }
         let answer: Result<Response, MonarchClientError>
         do {

@@ -41,10 +41,13 @@ enum GetOutput {
             stale: response.stale, ageMs: response.age?.wholeMilliseconds))
     }
 
-    /// Prints `error` on standard error, and as JSON on standard output with `--json`.
+    /// Prints `error` on standard error, or with `--json` as one JSON object on standard
+    /// output alone (`{"error": {...}}`), so a script reads one stream.
     static func report(_ error: MonarchClientError, json: Bool) {
-        printToStandardError("monarch get: \(error)")
-        guard json else { return }
+        guard json else {
+            printToStandardError("monarch get: \(error)")
+            return
+        }
         let detail: FailureMessage.Detail
         switch error {
         case .chain(let chain): detail = chain.detail
@@ -53,6 +56,18 @@ enum GetOutput {
         case .adminFailed(let why): detail = .init(code: "adminFailed", message: why)
         }
         write(ErrorJSON(error: detail))
+    }
+
+    /// Prints a usage error found while running (an invalid `--deadline`, a configuration
+    /// that does not load, an invalid address) like ``report(_:json:)`` does: on standard
+    /// error, or with `--json` as `{"error": {"code": "invalidArguments", ...}}` on standard
+    /// output alone.
+    static func reportUsage(_ message: String, json: Bool) {
+        guard json else {
+            printToStandardError("monarch get: \(message)")
+            return
+        }
+        write(ErrorJSON(error: .init(code: "invalidArguments", message: message)))
     }
 
     private static func write(_ value: some Encodable) {
