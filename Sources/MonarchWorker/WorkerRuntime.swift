@@ -93,7 +93,8 @@ public final class WorkerRuntime: Sendable {
         }
         state.withLock { $0.limits = limits }
         adoptLimits(limits)
-        logger.info("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
+        // The coordinator logs the registration too; at info, `monarch up`'s ready line stays last.
+        logger.debug("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
         state.withLock { $0.connection = connection }
         defer { state.withLock { $0.connection = nil } }
         do {

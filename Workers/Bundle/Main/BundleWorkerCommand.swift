@@ -70,7 +70,10 @@ struct BundleWorkerCommand: AsyncParsableCommand {
             loop: loop, logger: logger
         ) { limits in
             store.limitBodies(toFitFrameBodiesOf: limits.maxBodyBytes)
-            logger.info("files served up to \(store.effectiveMaxFileBytes) bytes (\(limits))")
+            // Said at info only when the frames lower --max-file-bytes: startup stays quiet
+            // after registering, so `monarch up`'s ready line is its last.
+            let level: Logger.Level = store.effectiveMaxFileBytes < maxFileBytes ? .notice : .debug
+            logger.log(level: level, "files served up to \(store.effectiveMaxFileBytes) bytes (\(limits))")
         }
         logger.info("serving \(store.root), opening files \(store.resolution)\(serveDotfiles ? ", hidden files included" : "")")
         try await WorkerMain.serve(runtime, coordinator: address, logger: logger)

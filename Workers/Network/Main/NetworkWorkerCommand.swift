@@ -99,7 +99,9 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         let provider = NetworkProvider(multi: multi, configuration: configuration, logger: logger)
         let runtime = WorkerRuntime(identity: identity, provider: provider, loop: loop, logger: logger) { limits in
             provider.limitBodies(toFitFrameBodiesOf: limits.maxBodyBytes)
-            logger.info("response bodies accepted up to \(provider.effectiveMaxResponseBytes) bytes (\(limits))")
+            // Said at info only when the frames lower --max-response-bytes (see the bundle worker).
+            let level: Logger.Level = provider.effectiveMaxResponseBytes < maxResponseBytes ? .notice : .debug
+            logger.log(level: level, "response bodies accepted up to \(provider.effectiveMaxResponseBytes) bytes (\(limits))")
         }
         if allowlist.origins.isEmpty {
             logger.warning("no --allow given: every upstream will be refused (upstreamNotAllowed)")
