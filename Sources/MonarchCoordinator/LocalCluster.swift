@@ -119,15 +119,19 @@ public final class LocalCluster: Sendable {
     private func start(
         on loop: EventLoop, stop: AsyncStream<Stop>.Continuation
     ) throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
+        let registry = configuration.metrics.map { _ in Self.bootstrapMetrics() }
         let coordinator: Coordinator
         do {
-            let registry = configuration.metrics.map { _ in Self.bootstrapMetrics() }
             coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
+        } catch {
+            throw ClusterError("invalid configuration: \(error)")
+        }
+        do {
             try coordinator.start()
             if let registry { try coordinator.startMetrics(registry: registry) }
-        } catch let error as ConfigError {
-            throw ClusterError("invalid configuration: \(error)")
         } catch {
+            // What did start (a listener, the timers) is closed before the loop shuts down.
+            coordinator.close()
             throw ClusterError("cannot listen: \(error)")
         }
         let executableDirectory = self.executableDirectory
@@ -169,13 +173,18 @@ public final class LocalCluster: Sendable {
                     stop.yield(received == 1 ? .drain : .now)
                 })
             }
-            try supervisor.launchAll()
-        } catch let error as ClusterError {
-            coordinator.close()
-            throw error
         } catch {
+            for signal in signals { signal.close() }
             coordinator.close()
             throw ClusterError("cannot watch signals: \(error)")
+        }
+        do {
+            try supervisor.launchAll()
+        } catch {
+            // Some workers may have started: `run` stops them, closes the signals and the
+            // coordinator as at any stop, then throws this, so no process or handle is left.
+            stop.yield(.failed(error))
+            return (coordinator, supervisor, signals)
         }
         if launches.isEmpty {
             supervisor.started = true
