@@ -10,7 +10,8 @@ struct CoordinatorOptions: ParsableArguments {
 
     @OptionGroup var config: ConfigOptions
 
-    /// `--address`, else `MONARCH_ADDRESS`, else the configuration's first client address.
+    /// `--address`, else `MONARCH_ADDRESS`, else the first client address of the
+    /// configuration (`--config`, `./monarch.yml` or the embedded default; see ``ConfigOptions/source``).
     func coordinatorAddress() throws -> SocketAddress {
         let text: String
         if let address {
@@ -27,19 +28,37 @@ struct CoordinatorOptions: ParsableArguments {
         }
     }
 
-    /// The token to present: `MONARCH_TOKEN`, else the `auth.token` of `--config` (when it
-    /// loads); nil when neither gives one.
+    /// The token to present: `MONARCH_TOKEN`, else the `auth.token` of the configuration file
+    /// (`--config` or `./monarch.yml`, when it loads); nil when neither gives one.
     func token() -> String? {
         if let fromEnvironment = ProcessSetup.environment("MONARCH_TOKEN") { return fromEnvironment }
-        guard config.config != nil else { return nil }
+        guard config.source.file != nil else { return nil }
         return try? config.loadConfiguration().token
+    }
+
+    /// Where the address comes from, for messages: `--address`, `MONARCH_ADDRESS`, or the
+    /// configuration's source.
+    var addressSource: String {
+        if address != nil { return "--address" }
+        if ProcessSetup.environment("MONARCH_ADDRESS") != nil { return "MONARCH_ADDRESS" }
+        return config.source.description
     }
 
     /// A connection to the coordinator, with the token of ``token()``.
     ///
-    /// - Throws: ``MonarchClientError`` when it cannot be reached (callers exit 2).
+    /// - Throws: ``MonarchClientError`` when it cannot be reached (callers exit 2); its message
+    ///   says where the address came from, and, for a configuration's address, where to run.
     func connect() async throws -> MonarchClient {
         let target = try coordinatorAddress()
-        return try await MonarchClient.connect(to: target, token: token())
+        do {
+            return try await MonarchClient.connect(to: target, token: token())
+        } catch .cannotConnect(let why) {
+            var hint = " (the address is from \(addressSource)"
+            if address == nil, ProcessSetup.environment("MONARCH_ADDRESS") == nil {
+                hint += "; is `monarch up` running with it? Run the command from the folder `monarch up` runs in, "
+                    + "or name the coordinator with --config, --address or MONARCH_ADDRESS"
+            }
+            throw MonarchClientError.cannotConnect(why + hint + ")")
+        }
     }
 }

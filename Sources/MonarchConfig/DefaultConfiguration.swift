@@ -1,5 +1,6 @@
 extension Configuration {
-    /// The embedded default configuration as commented YAML: it serves when no file is given.
+    /// The embedded default configuration as commented YAML: `monarch` uses it when no file
+    /// is given and the working directory has no `monarch.yml`.
     ///
     /// Clients connect at `unix:.monarch/monarch.sock`, workers at `unix:.monarch/workers.sock`.
     /// Domain `static` is the `bundle` provider, for every path (`...`); domain `api` is
@@ -8,7 +9,7 @@ extension Configuration {
     /// memory over `.monarch/cache.db`, one network worker may reach `127.0.0.1:8080` only.
     /// Relative paths are resolved against the base directory given to
     /// ``defaultConfiguration(baseDirectory:)``. `Examples/monarch.yml` says the same,
-    /// explained line by line.
+    /// explained line by line, so running in `Examples/` serves `Examples/Bundle`.
     public static let defaultYAML = """
         # Monarch's embedded default configuration: files from ./Bundle for every path, and
         # api/... fetched from a server on 127.0.0.1:8080 through a cache. Relative paths are

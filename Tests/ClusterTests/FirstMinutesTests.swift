@@ -1,0 +1,193 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import MonarchWire
+import TestOrigins
+import Testing
+
+/// What a new user meets following the README: commands that need no flags to find each
+/// other, a ready line that comes last, `--version`, `--json` on one stream, a clean stop.
+@Suite("First minutes")
+struct FirstMinutesTests {
+    /// This process's environment without the variables that would name a coordinator.
+    static var cleanEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.filter { $0.key != "MONARCH_ADDRESS" && $0.key != "MONARCH_TOKEN" }
+    }
+
+    /// Starts `executable ARGUMENTS` in `folder` (a shell changes into it), standard error into
+    /// standard output when `merged`.
+    static func start(
+        _ executable: String, _ arguments: [String], in folder: String, merged: Bool = false
+    ) throws -> SpawnedProcess {
+        try SpawnedProcess(
+            executable: "/bin/sh", arguments: ["-c", "cd \"$0\" && exec \"$@\"", folder, executable] + arguments,
+            environment: cleanEnvironment, standardInput: .null, standardOutput: .collect,
+            standardError: merged ? .standardOutput : .collect)
+    }
+
+    /// Runs `monarch ARGUMENTS` in `folder` to its end: exit status, standard output, standard error.
+    static func monarch(
+        _ arguments: [String], in folder: String, monarch: String = Executables.monarch
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = try start(monarch, arguments, in: folder)
+        guard let exit = try await process.waitForExit(timeout: .seconds(60)) else {
+            _ = process.signal(SIGKILL)
+            throw SpawnError("monarch \(arguments) still running after 60 s")
+        }
+        return (exit.status, process.standardOutput.text, process.standardError.text)
+    }
+
+    /// Waits for a line containing `text` in what `process` printed.
+    static func waitFor(_ text: String, from process: SpawnedProcess) async throws {
+        try await eventually("\"\(text)\" from \(process.commandLine)", timeout: 60) {
+            if let exit = process.exit {
+                throw SpawnError("exited (\(exit)) before \"\(text)\":\n\(process.standardOutput.text)\(process.standardError.text)")
+            }
+            return process.standardOutput.text.contains(text)
+        }
+    }
+
+    /// Stops `monarch up` with SIGINT and returns its exit status.
+    static func interrupt(_ process: SpawnedProcess) async throws -> Int32 {
+        _ = process.signal(SIGINT)
+        guard let exit = try await process.waitForExit(timeout: .seconds(30)) else {
+            _ = process.signal(SIGKILL)
+            throw SpawnError("monarch up still running 30 s after SIGINT")
+        }
+        return exit.status
+    }
+
+    @Test("monarch and every worker print the release's version")
+    func versions() async throws {
+        for executable in ["monarch", "monarch-bundle-worker", "monarch-cache-worker", "monarch-network-worker"] {
+            let run = try await Spawned.run(Executables.directory + "/" + executable, ["--version"])
+            #expect(run.status == 0, "\(executable): \(run.stderr)")
+            #expect(String(decoding: run.stdout, as: UTF8.self) == MonarchRelease.version + "\n", "\(executable)")
+        }
+    }
+
+    @Test("monarch up with no flags in a folder with Bundle/: the embedded default; monarch get there needs no flags; the ready line is the last line until Ctrl-C, which stops cleanly")
+    func embeddedDefaultInItsFolder() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("Bundle/hello.txt", "Hello from the Monarch bundle.\n")
+        let up = try Self.start(Executables.monarch, ["up"], in: folder.path, merged: true)
+        defer { _ = up.signal(SIGKILL) }
+        try await Self.waitFor("ready", from: up)
+
+        let get = try await Self.monarch(["get", "hello.txt"], in: folder.path)
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdout == "Hello from the Monarch bundle.\n")
+
+        // Nothing the startup logs comes after the ready line.
+        try await Task.sleep(for: .seconds(1.5))
+        let lines = up.standardOutput.text.split(separator: "\n")
+        #expect(lines.last?.contains("monarch: ready") == true, "\(up.standardOutput.text)")
+        #expect(up.standardOutput.text.contains("configuration: the embedded default configuration"))
+
+        #expect(try await Self.interrupt(up) == 0, "\(up.standardOutput.text)")
+        #expect(!up.standardOutput.text.contains("left open"), "\(up.standardOutput.text)")
+    }
+
+    @Test("monarch.yml in the working directory is the configuration of every command given no --config")
+    func configurationInTheWorkingDirectory() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("files/a.txt", "from ./monarch.yml\n")
+        try folder.write("monarch.yml", """
+            listen: {clients: unix:run/client.sock, workers: unix:run/workers.sock}
+            domains: {static: [bundle]}
+            routes: [{match: "...", domain: static}]
+            workers: {bundle: {root: files}}
+
+            """)
+        let up = try Self.start(Executables.monarch, ["up"], in: folder.path)
+        defer { _ = up.signal(SIGKILL) }
+        try await Self.waitFor("ready", from: up)
+        #expect(up.standardOutput.text.contains(folder.path + "/run/client.sock"), "\(up.standardOutput.text)")
+        #expect(up.standardError.text.contains("configuration: " + folder.path + "/monarch.yml"), "\(up.standardError.text)")
+
+        let get = try await Self.monarch(["get", "a.txt"], in: folder.path)
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdout == "from ./monarch.yml\n")
+        #expect(try await Self.interrupt(up) == 0)
+    }
+
+    @Test("Where nothing fits, the commands say what to do: monarch up without monarch.yml or Bundle/, monarch get with nothing running")
+    func guidanceWhereNothingRuns() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let up = try await Self.monarch(["up"], in: folder.path)
+        #expect(up.status == 1)
+        #expect(up.stderr.contains("there is no monarch.yml in \(folder.path)"), "\(up.stderr)")
+        #expect(up.stderr.contains("cd Examples"), "\(up.stderr)")
+        #expect(up.stderr.contains("--config"), "\(up.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/.monarch"), "nothing was started")
+
+        let get = try await Self.monarch(["get", "hello.txt"], in: folder.path)
+        #expect(get.status == 2)
+        #expect(get.stderr.contains("the address is from the embedded default configuration"), "\(get.stderr)")
+        #expect(get.stderr.contains("monarch up"), "\(get.stderr)")
+    }
+
+    @Test("monarch get --json: every error is one JSON object on standard output and nothing on standard error")
+    func jsonErrorsUseOneStream() async throws {
+        try await TestCluster.with { cluster in
+            let address = "\(cluster.clientAddress)"
+            let folder = cluster.folder.path
+            let missing = try await Self.monarch(["get", "docs/missing.txt", "--json", "--address", address], in: folder)
+            #expect(missing.status == 1)
+            #expect(missing.stderr.isEmpty, "\(missing.stderr)")
+            #expect(missing.stdout.hasPrefix(#"{"error":{"#), "\(missing.stdout)")
+
+            let unreachable = try await Self.monarch(["get", "x", "--json", "--address", "unix:/nonexistent/x.sock"], in: folder)
+            #expect(unreachable.status == 2)
+            #expect(unreachable.stderr.isEmpty, "\(unreachable.stderr)")
+            #expect(unreachable.stdout.contains(#""code":"cannotConnect""#), "\(unreachable.stdout)")
+
+            let badDeadline = try await Self.monarch(["get", "x", "--json", "--deadline", "soon", "--address", address], in: folder)
+            #expect(badDeadline.status == 64)
+            #expect(badDeadline.stderr.isEmpty, "\(badDeadline.stderr)")
+            #expect(badDeadline.stdout.contains(#""code":"invalidArguments""#), "\(badDeadline.stdout)")
+
+            // Without --json the error is on standard error alone.
+            let plain = try await Self.monarch(["get", "docs/missing.txt", "--address", address], in: folder)
+            #expect(plain.status == 1)
+            #expect(plain.stdout.isEmpty)
+            #expect(plain.stderr.contains("exhausted"), "\(plain.stderr)")
+        }
+    }
+
+    @Test("A worker that cannot be started fails monarch up with no process and no loop handle left behind")
+    func failedStartLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("Bundle/hello.txt", "hi\n")
+        // monarch and two of the three workers the embedded default runs: the network worker is missing.
+        try FileManager.default.createDirectory(atPath: folder.path + "/bin", withIntermediateDirectories: true)
+        for name in ["monarch", "monarch-bundle-worker", "monarch-cache-worker"] {
+            try #require(link(Executables.directory + "/" + name, folder.path + "/bin/" + name) == 0, "hard link: errno \(errno)")
+        }
+        let up = try Self.start(folder.path + "/bin/monarch", ["up"], in: folder.path, merged: true)
+        defer { _ = up.signal(SIGKILL) }
+        guard let exit = try await up.waitForExit(timeout: .seconds(30)) else {
+            Issue.record("monarch up still running: \(up.standardOutput.text)")
+            return
+        }
+        let output = up.standardOutput.text
+        #expect(exit.status == 1, "\(output)")
+        #expect(output.contains("monarch-network-worker"), "\(output)")
+        #expect(!output.contains("left open"), "\(output)")
+        try await eventually("no worker of that folder to be left running") {
+            let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return !processes.contains { pid in
+                guard Int32(pid) != nil, let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+                    return false
+                }
+                return String(decoding: cmdline.prefix { $0 != 0 }, as: UTF8.self).hasPrefix(folder.path + "/bin/")
+                    && !processIsGone(Int32(pid)!)
+            }
+        }
+    }
+}
