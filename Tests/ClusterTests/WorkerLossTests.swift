@@ -70,6 +70,9 @@ struct WorkerLossTests {
             }
             let after = try await cluster.status(via: observer)
             #expect(Set(before.bundleWorkers.map(\.pid)).subtracting(after.bundleWorkers.map(\.pid)) == [victimPid])
+            // The replacement registers under the name of the worker it replaces (bundle-1 stays bundle-1).
+            #expect(Set(after.bundleWorkers.map(\.id)) == ["bundle-1", "bundle-2"])
+            #expect(after.bundleWorkers.map(\.id).sorted() == before.bundleWorkers.map(\.id).sorted())
             // The new worker serves.
             let served = try await perform(observer, Request(path: "docs/other.txt"))
             #expect(served.success?.status == 200, "\(served)")
