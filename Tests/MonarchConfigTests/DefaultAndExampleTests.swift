@@ -56,7 +56,12 @@ import Testing
             file: packageRoot + "/Examples/compose/monarch.yml", environment: ["MONARCH_TOKEN": "secret"])
         #expect(compose.token == "secret")
         #expect(compose.listen.clients == [.tcp(host: "0.0.0.0", port: 7400)])
+        #expect(compose.listen.workers == .unix(path: "/run/monarch/workers.sock"))
         #expect(compose.workers.map(\.count) == [0, 0, 0])
+        // docker-compose.yml's three worker services dial in there, each with the token.
+        let services = try String(contentsOfFile: packageRoot + "/docker-compose.yml", encoding: .utf8)
+        #expect(services.components(separatedBy: #""--coordinator", "unix:/run/monarch/workers.sock""#).count == 4)
+        #expect(services.contains("MONARCH_TOKEN: ${MONARCH_TOKEN:?"))
         // Without the token its non-loopback listener is refused.
         #expect(throws: ConfigError.self) {
             try Configuration.load(file: packageRoot + "/Examples/compose/monarch.yml", environment: [:])
