@@ -1,7 +1,7 @@
 import MonarchWire
 
 /// A validated cluster configuration: where the coordinator listens, the domain table, the
-/// routes and the worker pools it launches (DESIGN.md, "Configuration").
+/// routes and the worker pools it launches (docs/configuration.md describes every key).
 ///
 /// Values built by ``load(file:environment:)`` or ``parse(yaml:baseDirectory:fileName:environment:)``
 /// have passed every rule those functions document: relative paths are absolute, `${VAR}`s are

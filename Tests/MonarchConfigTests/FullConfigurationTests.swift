@@ -3,7 +3,7 @@ import MonarchWire
 import Testing
 
 @Suite struct FullConfigurationTests {
-    /// The configuration of DESIGN.md, "Configuration", plus limits.
+    /// A configuration with every section: several domains and routes, each worker kind, limits.
     static let designYAML = """
         listen:
           clients: [unix:run/monarch.sock, tcp:127.0.0.1:7400]
