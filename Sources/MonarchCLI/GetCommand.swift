@@ -20,7 +20,8 @@ struct GetCommand: AsyncParsableCommand {
         abstract: "Fetch one resource through the coordinator and print its body.",
         discussion: """
             The coordinator's address comes from --address, else MONARCH_ADDRESS, else the \
-            first client address of --config (or of the embedded default configuration). \
+            first client address of the configuration: --config, else ./monarch.yml, else the \
+            embedded default (relative paths from the working directory). \
             When no provider answers, prints the aggregated error on standard error and exits 1; \
             when the coordinator cannot be reached, exits 2; an invalid option value exits 64. \
             With --json every answer and error is one JSON object on standard output, and \

@@ -48,7 +48,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// Whether there are no fields.
     public var isEmpty: Bool { fields.isEmpty }
 
-    /// The fields as a dictionary by name as sent, the form ``Monarch/Response`` carries.
+    /// The fields as a dictionary by name as sent (a ``Monarch/Response`` gets them with
+    /// lowercase names, from ``HeaderForwarding/responseHeaders(_:bodyLength:)``).
     public var dictionary: [String: String] {
         var result: [String: String] = [:]
         result.reserveCapacity(fields.count)
