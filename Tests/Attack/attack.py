@@ -58,6 +58,7 @@ class Suite:
         self.idle_connections = 2000 if args.quick else 10000
         self.kill_seconds = 10 if args.quick else 60
         self.nofile = None
+        self.without_limits = args.without_limits
 
 
 def sentinel_probes(origin_json):
@@ -88,6 +89,12 @@ def run_case(suite, case, origin, upstream, origin_json):
     result = {"case": case.name, "issue": case.issue, "asserts": case.asserts, "result": "fail", "reasons": [],
               "notes": [], "peakRssMB": None, "finalRssMB": None, "sentinel": {}, "sent": None, "answered": None}
     options = case.config(suite) if callable(case.config) else dict(case.config)
+    if suite.without_limits and options.get("limits"):
+        kept = {k: v for k, v in options["limits"].items() if k in ("timeout", "maxFrame")}
+        dropped = sorted(set(options["limits"]) - set(kept))
+        options["limits"] = kept
+        if dropped:
+            result["notes"].append("run without its limits keys %s (--without-limits)" % ", ".join(dropped))
     token = TOKEN if options.get("token") else None
     if options.get("token") is True:
         options["token"] = TOKEN
@@ -267,6 +274,9 @@ def main():
     parser.add_argument("--build", action="store_true", help="build the release products first")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders of failed cases")
+    parser.add_argument("--without-limits", action="store_true",
+                        help="leave the cases' new limits keys (all but timeout and maxFrame) out of their configurations: "
+                             "shows what a coordinator that does not know them yet does under each case")
     args = parser.parse_args()
 
     if args.list:
