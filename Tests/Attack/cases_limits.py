@@ -185,7 +185,6 @@ def pre_hello_frame(ctx):
         sock = wire.connect_raw(ctx.cluster.client_address)
         try:
             sock.sendall(struct.pack(">I", length) + b'{"type":"hello","role":"client","version":1,"name":"')
-            started = time.monotonic()
             conn = wire.Conn(None, sock=sock)
             try:
                 messages = conn.wait_closed(2)
@@ -194,14 +193,13 @@ def pre_hello_frame(ctx):
                     length, [m.get("code", m.get("type")) for m in messages]))
             except wire.TimedOut:
                 ctx.check(False, "a first frame of %d bytes: no error and no close within 2 s" % length)
-            del started
         finally:
             sock.close()
     # A 60 KB hello is under the limit.
     with wire.Conn(ctx.cluster.client_address) as conn:
         try:
             conn.hello(name="n" * (60 << 10), **token)
-            reply = conn.send({"type": "ping", "id": 1, "padding": "p" * (1 << 20)})
+            conn.send({"type": "ping", "id": 1, "padding": "p" * (1 << 20)})
             reply = conn.answer(1, 5)
             ctx.check(reply.get("type") == "pong", "a 1 MiB ping after hello: %s" % wire.describe(reply))
         except wire.WireError as error:

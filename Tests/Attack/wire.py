@@ -6,7 +6,6 @@ misbehaving coordinator makes a case fail instead of hanging the suite.
 """
 import base64
 import json
-import os
 import socket
 import struct
 import time
@@ -327,6 +326,3 @@ def peer_closed(sock, timeout):
         if not data:
             return True
 
-
-def random_bytes(rng, n):
-    return bytes(rng.getrandbits(8) for _ in range(n)) if n < 4096 else os.urandom(n)
