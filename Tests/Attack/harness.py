@@ -16,7 +16,7 @@ class CaseTimeout(Exception):
 
 
 class Case:
-    def __init__(self, function, name, issue, asserts, config, budget, fault, quick_budget, tolerate):
+    def __init__(self, function, name, issue, asserts, config, budget, fault, quick_budget, tolerate, during):
         self.function = function
         self.name = name
         self.issue = issue
@@ -26,16 +26,18 @@ class Case:
         self.quick_budget = quick_budget or budget
         self.fault = fault
         self.tolerate = tolerate
+        self.during = during
 
 
-def case(name, issue, asserts, config=None, budget=120, quick_budget=None, fault=False, tolerate=()):
+def case(name, issue, asserts, config=None, budget=120, quick_budget=None, fault=False, tolerate=(), during=None):
     """Registers a case: `issue` is the defect number(s) of issue 11 it covers ("1", "P" for the
     protocol, "F" for faults), `asserts` one line on what it checks, `config` its cluster
     options (config.build), `budget` its time limit in seconds (the case fails past it).
     `fault`: the sentinel's failures during the case are tolerated (noted), wrong content never;
-    `tolerate`: failure codes the sentinel may get during the case (a global cap's `overloaded`)."""
+    `tolerate`: failure codes the sentinel may get during the case (a global cap's `overloaded`);
+    `during`: (p95, max) in ms for the sentinel during the case, instead of the suite's bounds."""
     def register(function):
-        CASES.append(Case(function, name, issue, asserts, config or {}, budget, fault, quick_budget, tolerate))
+        CASES.append(Case(function, name, issue, asserts, config or {}, budget, fault, quick_budget, tolerate, during))
         return function
     return register
 
