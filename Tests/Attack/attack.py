@@ -315,6 +315,8 @@ def main():
         raise KeyboardInterrupt()
 
     signal.signal(signal.SIGTERM, on_term)
+    # Also when started from a shell that ignores SIGINT for background jobs: Ctrl-C / kill -INT stop the suite.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     results = []
     began = time.monotonic()
     try:

@@ -193,17 +193,36 @@ def response_too_large(ctx):
 
 
 class FakeWorker(threading.Thread):
-    """A worker of our own: answers each request with the failure (or miss) its path names."""
+    """A worker of our own. A request for `.../hold` is answered with a response after
+    `hold` seconds (counting how many it holds at once); any other is answered at once with
+    the failure (or miss) its last path component names."""
 
-    def __init__(self, address, kind, name, token=None):
+    def __init__(self, address, kind, name, token=None, capacity=16, hold=0.3):
         super().__init__(daemon=True)
         self.conn = wire.Conn(address)
-        self.conn.hello(role="worker", kind=kind, name=name, capacity=16, pid=os.getpid(), token=token)
+        self.conn.hello(role="worker", kind=kind, name=name, capacity=capacity, pid=os.getpid(), token=token)
         self.halt = False
+        self.hold = hold
+        self.lock = threading.Lock()
+        self.holding = 0
+        self.most_held = 0
+        self.received = 0
 
     def run(self):
         try:
             self.serve()
+        except (wire.WireError, OSError):
+            pass
+
+    def send(self, message):
+        with self.lock:
+            self.conn.send(message)
+
+    def release(self, id):
+        with self.lock:
+            self.holding -= 1
+        try:
+            self.send({"type": "response", "id": id, "status": 200, "body": wire.b64(b"held")})
         except (wire.WireError, OSError):
             pass
 
@@ -213,18 +232,23 @@ class FakeWorker(threading.Thread):
                 message = self.conn.recv(0.5)
             except wire.TimedOut:
                 continue
-            except (wire.WireError, OSError):
-                return
             kind = message.get("type")
             if kind == "ping":
-                self.conn.send({"type": "pong", "id": message.get("id")})
+                self.send({"type": "pong", "id": message.get("id")})
             elif kind == "request":
                 code = message["path"].split("/")[-1]
-                if code == "miss":
-                    self.conn.send({"type": "miss", "id": message["id"], "reason": "fake miss"})
+                with self.lock:
+                    self.received += 1
+                if code == "hold":
+                    with self.lock:
+                        self.holding += 1
+                        self.most_held = max(self.most_held, self.holding)
+                    threading.Timer(self.hold, self.release, args=(message["id"],)).start()
+                elif code == "miss":
+                    self.send({"type": "miss", "id": message["id"], "reason": "fake miss"})
                 else:
-                    self.conn.send({"type": "failure", "id": message["id"],
-                                    "error": {"code": code, "message": "the fake worker says %s" % code}})
+                    self.send({"type": "failure", "id": message["id"],
+                               "error": {"code": code, "message": "the fake worker says %s" % code}})
 
     def stop(self):
         self.halt = True
@@ -273,6 +297,26 @@ def error_codes(ctx):
         except (ValueError, KeyError):
             code = out.stdout[:120]
         ctx.check(code == "requestTooLarge", "monarch get: a 16 KB path got %s" % code)
+    finally:
+        worker.stop()
+
+
+@case("worker-capacity", "5", "a worker that announces capacity 4 never holds more than 4 requests at once "
+      "although 40 arrive together; each of the 40 gets its response (or `overloaded`)", config=codes_config, budget=60)
+def worker_capacity(ctx):
+    worker = FakeWorker(ctx.cluster.worker_address, "network", "fake-network", ctx.token, capacity=4, hold=0.3)
+    worker.start()
+    try:
+        with ctx.connect() as conn:
+            ids = [conn.request("odd/%d/hold" % index, deadlineMs=20000) for index in range(40)]
+            replies = conn.answers(ids, 30)
+        wrong = [wire.describe(r) for r in replies.values()
+                 if not (r.get("type") == "response" and wire.body_of(r) == b"held")
+                 and expect_failure(r, ["overloaded"], "") is not None]
+        ctx.check(not wrong, "%d of 40 answers wrong: %s" % (len(wrong), wrong[:3]))
+        ctx.check(worker.most_held <= 4, "the worker announced capacity 4 and was sent %d requests at once" % (
+            worker.most_held))
+        ctx.extra["mostHeld"] = worker.most_held
     finally:
         worker.stop()
 
