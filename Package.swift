@@ -76,7 +76,10 @@ let package = Package(
         // the wire, coalescing, deadlines, and the supervisor of local workers.
         .target(
             name: "MonarchCoordinator",
-            dependencies: ["Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchWire", logging]
+            dependencies: [
+                "Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchWire", logging,
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
 
         // What every worker process shares: dialling in, registering, serving requests.
@@ -95,9 +98,11 @@ let package = Package(
         ),
 
         // Workers: one executable each, their logic in a library the tests reach.
+        // openat2(2), which glibc does not wrap, for the bundle's opens beneath its folder.
+        .target(name: "CBundleShim", path: "Workers/Bundle/Shim"),
         .target(
             name: "MonarchBundle",
-            dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"],
+            dependencies: ["CBundleShim", "Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"],
             path: "Workers/Bundle/Sources"
         ),
         .executableTarget(
@@ -163,7 +168,10 @@ let package = Package(
             name: "MonarchCoordinatorTests",
             dependencies: ["Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchWire"]
         ),
-        .testTarget(name: "MonarchBundleTests", dependencies: ["Monarch", "MonarchBundle", "MonarchLoop"]),
+        .testTarget(
+            name: "MonarchBundleTests",
+            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+        ),
         .testTarget(
             name: "MonarchCacheTests",
             dependencies: ["CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", logging]
@@ -171,7 +179,7 @@ let package = Package(
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(
             name: "MonarchNetworkTests",
-            dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "TestOrigins"]
+            dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
         ),
         // HTTP servers the tests start on 127.0.0.1: a small origin written for them, and httpbin.
         .target(name: "TestOrigins", path: "Tests/TestOrigins", exclude: ["Origin"]),

@@ -8,6 +8,8 @@ struct ChainRun: Sendable {
     /// the provider that answered, in this order).
     let providers: [any RequestProvider]
     let refreshes: RefreshGate
+    /// Where write-backs and refreshes run.
+    let background: BackgroundWork
 
     /// The positions in `providers` in the order they are asked under `policy`.
     static func askingOrder(_ policy: CachePolicy?, _ providers: [any RequestProvider]) -> [Int] {
@@ -78,12 +80,13 @@ struct ChainRun: Sendable {
         throw ChainError.exhausted(attempts)
     }
 
-    /// Hands a cacheable success to the storing providers before `position`, in the background.
+    /// Hands a cacheable success to the storing providers before `position`, in the background
+    /// (dropped when the background work is full or draining: a cache may miss, never lie).
     private func writeBack(_ response: Response, answeredAt position: Int) {
         guard response.mayBeStored, request.isShareable else { return }
         for case let store as any ResponseStoring in providers[..<position] {
             let request = self.request
-            Task { await store.store(response, for: request) }
+            background.start { await store.store(response, for: request) }
         }
     }
 
@@ -95,11 +98,13 @@ struct ChainRun: Sendable {
         guard refreshes.begin(key) else { return }
         var asking = request
         asking.policy = .cacheFirst
-        let refresh = ChainRun(request: asking, providers: providers, refreshes: refreshes)
+        let refresh = ChainRun(request: asking, providers: providers, refreshes: refreshes, background: background)
         let later = Array(providers.indices.dropFirst(position + 1))
-        Task {
+        let refreshes = self.refreshes
+        let started = background.start {
             _ = try? await refresh.ask(later, held: stale, onAttempt: { _ in })
             refreshes.finish(key)
         }
+        if !started { refreshes.finish(key) }
     }
 }

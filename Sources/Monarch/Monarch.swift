@@ -37,7 +37,7 @@ public struct Monarch: Sendable {
         let outcome: Result<Response, ChainError> = await withTaskGroup(of: Result<Response, ChainError>?.self) { group in
             group.addTask {
                 do throws(ChainError) {
-                    return .success(try await ProviderChain.perform(request, along: providers, refreshes: chain.refreshes))
+                    return .success(try await ProviderChain.perform(request, along: providers, refreshes: chain.refreshes, background: chain.background))
                 } catch {
                     return .failure(error)
                 }

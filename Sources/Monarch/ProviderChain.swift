@@ -32,6 +32,8 @@ public struct ProviderChain: Sendable {
     public private(set) var registrations: [Registration] = []
     /// The background refreshes of this chain under way.
     public let refreshes = RefreshGate()
+    /// Where this chain's write-backs and background refreshes run (bounded).
+    public let background = BackgroundWork()
 
     /// An empty chain.
     public init() {}
@@ -51,7 +53,7 @@ public struct ProviderChain: Sendable {
     /// - Throws: ``ChainError`` (`noProviders`, `exhausted`, or `cancelled` when the task was
     ///   cancelled before an answer).
     public func perform(_ request: Request) async throws(ChainError) -> Response {
-        try await Self.perform(request, along: providers(for: request.domain), refreshes: refreshes)
+        try await Self.perform(request, along: providers(for: request.domain), refreshes: refreshes, background: background)
     }
 
     /// Runs `request` down `providers` with the chain's rules.
@@ -59,18 +61,20 @@ public struct ProviderChain: Sendable {
     /// - Parameters:
     ///   - refreshes: where `cacheThenRefresh` claims its background refreshes (a gate of
     ///     its own when nil, which then refreshes once per request that read stale).
+    ///   - background: where write-backs and refreshes run (bounded; work beyond its limit
+    ///     is dropped).
     ///   - onAttempt: told about each miss or failure as it happens (for progress reports
     ///     such as the attempts listed when a deadline passes).
     /// - Throws: ``ChainError``.
     public static func perform(
         _ request: Request, along providers: [any RequestProvider], refreshes: RefreshGate = RefreshGate(),
-        onAttempt: (ProviderAttempt) -> Void = { _ in }
+        background: BackgroundWork = BackgroundWork(), onAttempt: (ProviderAttempt) -> Void = { _ in }
     ) async throws(ChainError) -> Response {
         let usable = reachable(for: request, from: providers)
         guard !usable.isEmpty else {
             throw ChainError(.noProviders, "no provider serves the request's domain (\(request.domain))")
         }
-        let run = ChainRun(request: request, providers: usable, refreshes: refreshes)
+        let run = ChainRun(request: request, providers: usable, refreshes: refreshes, background: background)
         return try await run.answer(onAttempt: onAttempt)
     }
 

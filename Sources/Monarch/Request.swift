@@ -56,20 +56,71 @@ public struct Request: Sendable, Hashable {
     public var isIdempotent: Bool { isReadOnly || ["PUT", "DELETE", "OPTIONS"].contains(method) }
 
     /// Whether another request with the same key may be given this request's answer, and the
-    /// answer kept for them: a read (`GET`, `HEAD`) without credentials (`Authorization`,
-    /// `Cookie`: the answer may be for this caller alone) and without conditional or range
-    /// headers (`If-None-Match`, `If-Modified-Since`, `If-Match`, `If-Unmodified-Since`,
-    /// `If-Range`, `Range`: the answer may be a 304 or a part). Only such requests share a trip
-    /// with identical requests in flight and are written back to caches.
+    /// answer kept for them: a read (`GET`, `HEAD`) without a body whose every header is one
+    /// that ``HeaderRole`` calls `neutral` or `negotiation`. A credential (`Authorization`,
+    /// `Cookie`, an API key in a header of its own), a condition or range (`If-None-Match`,
+    /// `Range`, …) or any header Monarch does not know may make the answer this caller's
+    /// alone: such requests never share a trip and are never written back to caches.
     public var isShareable: Bool {
-        isReadOnly && !headers.keys.contains { Self.personalHeaders.contains($0.lowercased()) }
+        guard isReadOnly, body?.isEmpty ?? true else { return false }
+        return headers.keys.allSatisfy { HeaderRole(name: $0) != .personal }
     }
 
-    /// Request headers that make an answer unfit for other requests (see ``isShareable``).
-    static let personalHeaders: Set<String> = [
-        "authorization", "cookie", "range", "if-range", "if-none-match", "if-modified-since", "if-match",
-        "if-unmodified-since",
+    /// The values of the request's `negotiation` headers (see ``HeaderRole``), as
+    /// `name:value` lines sorted by lowercased name: identical reads share a trip only when
+    /// these agree (a JSON client never gets the answer fetched for an XML client).
+    public var negotiationVariant: String {
+        headers.compactMap { name, value -> String? in
+            let lowered = name.lowercased()
+            return HeaderRole(name: lowered) == .negotiation ? "\(lowered):\(value)" : nil
+        }.sorted().joined(separator: "\n")
+    }
+}
+
+/// What a request header can do to the answer, which decides whether the answer may be shared
+/// with other requests (coalescing) and kept for them (write-back to caches).
+///
+/// - `neutral`: never changes the body a provider answers with: hop-by-hop headers, those the
+///   network worker writes itself (`Host`, `Content-Length`, `Expect`, `Accept-Encoding`:
+///   bodies are kept decoded), client-side cache directives (`Cache-Control`, `Pragma`), and
+///   tracing ids (`X-Request-Id`, `X-Correlation-Id`, `Traceparent`, `Tracestate`, `Baggage`,
+///   `X-B3-*`, `B3`, `X-Amzn-Trace-Id`).
+/// - `negotiation`: chooses among representations an origin may offer to anyone (`Accept`,
+///   `Accept-Language`, `Accept-Charset`, `User-Agent`): requests share a trip only with the
+///   same values, and the answer may be stored (an origin that varies on them says so with
+///   `Vary`, and such answers are never stored).
+/// - `personal`: everything else, credentials and conditions first (`Authorization`, `Cookie`,
+///   `Proxy-Authorization`, `Range`, `If-*`), and any header Monarch does not know (an
+///   `X-Api-Key` is forwarded upstream and may pick whose data comes back).
+public enum HeaderRole: Sendable, Equatable {
+    /// Never changes the answer.
+    case neutral
+    /// Chooses among shared representations.
+    case negotiation
+    /// May make the answer the caller's alone.
+    case personal
+
+    /// The role of the header called `name` (compared without regard to case).
+    public init(name: String) {
+        let lowered = name.lowercased()
+        if Self.neutralNames.contains(lowered) || lowered.hasPrefix("x-b3-") {
+            self = .neutral
+        } else if Self.negotiationNames.contains(lowered) {
+            self = .negotiation
+        } else {
+            self = .personal
+        }
+    }
+
+    /// Headers that never change the answer (see ``HeaderRole``).
+    public static let neutralNames: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+        "host", "content-length", "expect", "accept-encoding", "cache-control", "pragma",
+        "x-request-id", "x-correlation-id", "traceparent", "tracestate", "baggage", "b3", "x-amzn-trace-id",
     ]
+
+    /// Headers that choose among shared representations (see ``HeaderRole``).
+    public static let negotiationNames: Set<String> = ["accept", "accept-language", "accept-charset", "user-agent"]
 }
 
 /// What routing decided about a request, handed on to the providers that serve it.

@@ -41,20 +41,35 @@ public struct Response: Sendable, Hashable {
     /// Whether the status is a success (2xx).
     public var isSuccess: Bool { (200..<300).contains(status) }
 
-    /// Whether a shared cache may keep this response for other requests: a fresh, cacheable
-    /// 200, 203 or 204 (not a partial 206) that sets no cookie and varies with no request
-    /// header but `Accept-Encoding` (bodies are kept decoded).
+    /// Whether a shared cache may keep this response for other requests: a fresh response
+    /// that ``mayBeShared``, with status 200, 203 or 204 (not a partial 206).
     public var mayBeStored: Bool {
-        guard cacheable, !stale, [200, 203, 204].contains(status) else { return false }
+        !stale && [200, 203, 204].contains(status) && mayBeShared
+    }
+
+    /// Whether this answer, fetched for one request, may be handed to other requests for the
+    /// same resource: it is ``cacheable``, its `Cache-Control` says neither `private` nor
+    /// `no-store`, it sets no cookie, and it varies with no request header but
+    /// `Accept-Encoding` (bodies are kept decoded). Identical reads in flight share a trip's
+    /// answer only when this holds; otherwise each of them asks on its own.
+    public var mayBeShared: Bool {
+        guard cacheable else { return false }
         for (name, value) in headers {
             switch name.lowercased() {
-            case "set-cookie": return false
+            case "set-cookie", "set-cookie2": return false
             case "vary":
-                let varied = value.split(separator: ",").map { $0.filter { !$0.isWhitespace }.lowercased() }
-                if varied.contains(where: { !$0.isEmpty && $0 != "accept-encoding" }) { return false }
+                if Self.listItems(value).contains(where: { $0 != "accept-encoding" }) { return false }
+            case "cache-control":
+                let directives = Self.listItems(value).map { $0.prefix { $0 != "=" } }
+                if directives.contains(where: { $0 == "private" || $0 == "no-store" }) { return false }
             default: continue
             }
         }
         return true
+    }
+
+    /// The items of a comma-separated header value, lowercased, without spaces or empty items.
+    private static func listItems(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.filter { !$0.isWhitespace }.lowercased() }.filter { !$0.isEmpty }
     }
 }

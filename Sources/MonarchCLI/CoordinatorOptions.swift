@@ -27,11 +27,19 @@ struct CoordinatorOptions: ParsableArguments {
         }
     }
 
-    /// A connection to the coordinator, with the token from `MONARCH_TOKEN`.
+    /// The token to present: `MONARCH_TOKEN`, else the `auth.token` of `--config` (when it
+    /// loads); nil when neither gives one.
+    func token() -> String? {
+        if let fromEnvironment = ProcessSetup.environment("MONARCH_TOKEN") { return fromEnvironment }
+        guard config.config != nil else { return nil }
+        return try? config.loadConfiguration().token
+    }
+
+    /// A connection to the coordinator, with the token of ``token()``.
     ///
     /// - Throws: ``MonarchClientError`` when it cannot be reached (callers exit 2).
     func connect() async throws -> MonarchClient {
         let target = try coordinatorAddress()
-        return try await MonarchClient.connect(to: target, token: ProcessSetup.environment("MONARCH_TOKEN"))
+        return try await MonarchClient.connect(to: target, token: token())
     }
 }

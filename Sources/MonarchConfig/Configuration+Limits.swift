@@ -1,16 +1,123 @@
 extension Configuration {
-    /// Parses `limits`: `timeout` (a duration above zero) and `maxFrame` (a byte size from 1
-    /// to ``maxFrameBytesLimit``); each absent one takes its standard value.
-    static func parseLimits(_ node: ConfigNode) throws(ConfigError) -> (timeout: Duration, maxFrameBytes: Int) {
-        let limits = try node.mapping(allowedKeys: ["timeout", "maxFrame"])
-        let timeout = try limits.optional("timeout")?.positiveDuration() ?? standardTimeout
-        var maxFrameBytes = standardMaxFrameBytes
-        if let maxFrameNode = limits.optional("maxFrame") {
-            maxFrameBytes = try maxFrameNode.byteSize()
-            guard (1...maxFrameBytesLimit).contains(maxFrameBytes) else {
-                throw maxFrameNode.error("must be between 1 byte and 256MiB, got \(maxFrameBytes) bytes")
-            }
+    /// Every bound the coordinator keeps (`limits:` in the file): its queues, tables and
+    /// connections never grow past them. Each has a standard value, used when the key is absent.
+    public struct Limits: Sendable, Equatable {
+        /// `timeout`: the deadline of requests that neither name one nor match a route with a
+        /// `timeout`.
+        public var timeout: Duration = Configuration.standardTimeout
+        /// `maxFrame`: the largest frame accepted on a connection once its hello is accepted
+        /// (never above ``Configuration/maxFrameBytesLimit``).
+        public var maxFrameBytes: Int = Configuration.standardMaxFrameBytes
+        /// `helloFrame`: the largest frame accepted before the hello is (a connection that has
+        /// not proved who it is cannot make the coordinator buffer a large frame).
+        public var helloFrameBytes: Int = 64 << 10
+        /// `helloTimeout`: how long a new connection may take to send its hello.
+        public var helloTimeout: Duration = .seconds(10)
+        /// `handshakes`: connections accepted that have not sent their hello yet; more are
+        /// closed at once.
+        public var handshakes = 128
+        /// `clients`: client connections at once (handshakes on client listeners included);
+        /// more are closed at once, so descriptors stay for workers.
+        public var clients = 1024
+        /// `workers`: worker connections at once; more are closed at once.
+        public var workers = 256
+        /// `idleTimeout`: a client connection with no request in flight that sends nothing
+        /// for this long is closed.
+        public var idleTimeout: Duration = .seconds(300)
+        /// `inFlightPerClient`: requests (and admin exchanges) in flight on one client
+        /// connection; more are answered `overloaded`.
+        public var inFlightPerClient = 256
+        /// `inFlight`: requests in flight across all clients; more are answered `overloaded`.
+        public var inFlight = 10_000
+        /// `clientQueue`: answers queued for one client and not yet taken by it; past this the
+        /// client is not reading, and its connection is closed. At least ``maxFrameBytes``.
+        public var clientQueueBytes = 64 << 20
+        /// `pathBytes`: the longest request path (with its `?query`), in bytes.
+        public var pathBytes = 8 << 10
+        /// `pathComponents`: the most `/`-separated components in a request path.
+        public var pathComponents = 128
+        /// `headers`: the most headers on one request.
+        public var headers = 64
+        /// `headerBytes`: the most bytes of header names and values on one request.
+        public var headerBytes = 32 << 10
+        /// `queryItems`: the most query items on one request (path and `query` field together).
+        public var queryItems = 256
+        /// `queryBytes`: the most bytes of query names and values on one request.
+        public var queryBytes = 16 << 10
+        /// `backgroundTasks`: write-backs and background refreshes running at once; more are
+        /// dropped (a cache then misses; it never lies).
+        public var backgroundTasks = 1024
+        /// `invalidations`: invalidations remembered (to drop write-backs of trips that started
+        /// before them); past this they are folded into one that covers every key.
+        public var invalidations = 1000
+        /// `invalidateBytes`: the longest key or prefix an `invalidate` may name.
+        public var invalidateBytes = 16 << 10
+
+        /// The standard limits.
+        public init() {}
+    }
+
+    /// The keys of `limits:`, in the order errors list them.
+    static let limitKeys = [
+        "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
+        "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
+        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes",
+    ]
+
+    /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
+    /// sizes (`maxFrame` from 1 to ``maxFrameBytesLimit``; `helloFrame` at least 1 KiB and at
+    /// most `maxFrame`; `clientQueue` at least `maxFrame`; the other sizes at least 1) and
+    /// counts of at least 1; each absent one keeps its standard value (see ``Limits``).
+    static func parseLimits(_ node: ConfigNode) throws(ConfigError) -> Limits {
+        let map = try node.mapping(allowedKeys: limitKeys)
+        var limits = Limits()
+        func duration(_ key: String, _ value: inout Duration) throws(ConfigError) {
+            if let node = map.optional(key) { value = try node.positiveDuration() }
         }
-        return (timeout, maxFrameBytes)
+        func count(_ key: String, _ value: inout Int) throws(ConfigError) {
+            if let node = map.optional(key) { value = try node.integer(atLeast: 1) }
+        }
+        func size(_ key: String, _ value: inout Int, atLeast minimum: Int = 1, describing: String = "1 byte")
+            throws(ConfigError)
+        {
+            guard let node = map.optional(key) else { return }
+            let bytes = try node.byteSize()
+            guard bytes >= minimum else { throw node.error("must be at least \(describing), got \(bytes) bytes") }
+            value = bytes
+        }
+        try duration("timeout", &limits.timeout)
+        if let maxFrameNode = map.optional("maxFrame") {
+            let bytes = try maxFrameNode.byteSize()
+            guard (1...maxFrameBytesLimit).contains(bytes) else {
+                throw maxFrameNode.error("must be between 1 byte and 256MiB, got \(bytes) bytes")
+            }
+            limits.maxFrameBytes = bytes
+        }
+        limits.helloFrameBytes = min(limits.helloFrameBytes, limits.maxFrameBytes)
+        try size("helloFrame", &limits.helloFrameBytes, atLeast: 1 << 10, describing: "1KB")
+        if let node = map.optional("helloFrame"), limits.helloFrameBytes > limits.maxFrameBytes {
+            throw node.error("must not be above maxFrame (\(limits.maxFrameBytes) bytes)")
+        }
+        try duration("helloTimeout", &limits.helloTimeout)
+        try count("handshakes", &limits.handshakes)
+        try count("clients", &limits.clients)
+        try count("workers", &limits.workers)
+        try duration("idleTimeout", &limits.idleTimeout)
+        try count("inFlightPerClient", &limits.inFlightPerClient)
+        try count("inFlight", &limits.inFlight)
+        limits.clientQueueBytes = max(limits.clientQueueBytes, limits.maxFrameBytes)
+        try size(
+            "clientQueue", &limits.clientQueueBytes, atLeast: limits.maxFrameBytes,
+            describing: "maxFrame (\(limits.maxFrameBytes) bytes), so that any one answer fits")
+        try size("pathBytes", &limits.pathBytes)
+        try count("pathComponents", &limits.pathComponents)
+        try count("headers", &limits.headers)
+        try size("headerBytes", &limits.headerBytes)
+        try count("queryItems", &limits.queryItems)
+        try size("queryBytes", &limits.queryBytes)
+        try count("backgroundTasks", &limits.backgroundTasks)
+        try count("invalidations", &limits.invalidations)
+        try size("invalidateBytes", &limits.invalidateBytes)
+        return limits
     }
 }

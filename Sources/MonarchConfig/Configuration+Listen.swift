@@ -14,6 +14,8 @@ struct Listeners {
     let clients: [Entry]
     /// `listen.workers`.
     let workers: Entry
+    /// `listen.group`, if given.
+    var group: String?
 
     /// Clients first, then workers.
     var all: [Entry] { clients + [workers] }
@@ -21,9 +23,11 @@ struct Listeners {
 
 extension Configuration {
     /// Parses `listen`: `clients` (one address or a list of at least one) and `workers` (one
-    /// address), all distinct, relative Unix paths resolved against the base directory.
+    /// address), all distinct, relative Unix paths resolved against the base directory; and
+    /// `group`, a group name of the system (`[A-Za-z_][A-Za-z0-9_.-]*`; whether it exists is
+    /// checked when the sockets are made).
     static func parseListen(_ node: ConfigNode, context: ParseContext) throws(ConfigError) -> Listeners {
-        let listen = try node.mapping(allowedKeys: ["clients", "workers"])
+        let listen = try node.mapping(allowedKeys: ["clients", "workers", "group"])
         let clientsNode = try listen.required("clients", describing: "an address or a list of addresses")
         let clientNodes: [ConfigNode]
         if case .sequence = clientsNode.node {
@@ -44,7 +48,14 @@ extension Configuration {
         var clients: [Listeners.Entry] = []
         for clientNode in clientNodes { clients.append(try entry(clientNode)) }
         let workers = try entry(listen.required("workers", describing: "an address such as unix:PATH or tcp:HOST:PORT"))
-        let listeners = Listeners(clients: clients, workers: workers)
+        var listeners = Listeners(clients: clients, workers: workers)
+        if let groupNode = listen.optional("group") {
+            let group = try groupNode.string(expecting: "a group name")
+            guard let first = group.first, first == "_" || (first.isASCII && first.isLetter),
+                group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) })
+            else { throw groupNode.error("\(group.debugDescription) is not a group name") }
+            listeners.group = group
+        }
         var seen: [SocketAddress: String] = [:]
         for listener in listeners.all {
             if let earlier = seen[listener.address] {

@@ -67,9 +67,9 @@ extension Configuration {
     ///   number ≥ 0, default 1) and, for `bundle`, `root` (required, resolved) and `latency`
     ///   (duration, default 0); for `cache`, `store` (`sqlite:PATH`, resolved) and `memory`
     ///   (byte size); for `network`, `allow` (a list of `host:port`).
-    /// - `limits.timeout` (a duration above zero, default ``standardTimeout``) and
-    ///   `limits.maxFrame` (a byte size from 1 to ``maxFrameBytesLimit``, default
-    ///   ``standardMaxFrameBytes``).
+    /// - `limits` holds the bounds of ``Limits`` (the rules of ``parseLimits(_:)``): among
+    ///   them `timeout` (a duration above zero, default ``standardTimeout``) and `maxFrame` (a
+    ///   byte size from 1 to ``maxFrameBytesLimit``, default ``standardMaxFrameBytes``).
     ///
     /// An empty (null) value counts as absent, and an empty worker entry (`cache:`) takes
     /// every default.
@@ -102,8 +102,7 @@ extension Configuration {
             try parseAuth(node, environment: context.environment)
         }
         try requireTokenIfReachable(listeners, token: token)
-        let limits = try top.optional("limits").map { (node) throws(ConfigError) in try parseLimits(node) }
-            ?? (timeout: standardTimeout, maxFrameBytes: standardMaxFrameBytes)
+        let limits = try top.optional("limits").map { (node) throws(ConfigError) in try parseLimits(node) } ?? Limits()
         let workers = try top.optional("workers").map { (node) throws(ConfigError) in
             try parseWorkers(node, context: context)
         } ?? []
@@ -115,9 +114,9 @@ extension Configuration {
             try parseRoutes(node, domains: domains.map(\.name))
         } ?? []
         return Configuration(
-            listen: Listen(clients: listeners.clients.map(\.address), workers: listeners.workers.address),
-            token: token, domains: domains, routes: routes, workers: workers,
-            defaultTimeout: limits.timeout, maxFrameBytes: limits.maxFrameBytes
+            listen: Listen(
+                clients: listeners.clients.map(\.address), workers: listeners.workers.address, group: listeners.group),
+            token: token, domains: domains, routes: routes, workers: workers, limits: limits
         )
     }
 

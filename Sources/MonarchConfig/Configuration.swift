@@ -14,11 +14,15 @@ public struct Configuration: Sendable, Equatable {
         public var clients: [SocketAddress]
         /// The listener workers dial in to.
         public var workers: SocketAddress
+        /// `listen.group`: the group that may connect to the Unix sockets too (they are
+        /// created `0660` and given to it); nil: only the coordinator's user (`0600`).
+        public var group: String?
 
         /// Creates the listener set as given.
-        public init(clients: [SocketAddress], workers: SocketAddress) {
+        public init(clients: [SocketAddress], workers: SocketAddress, group: String? = nil) {
             self.clients = clients
             self.workers = workers
+            self.group = group
         }
     }
 
@@ -50,7 +54,7 @@ public struct Configuration: Sendable, Equatable {
         public var upstream: String?
         /// How long a cached response stays fresh; `nil` for no expiry. Positive when set.
         public var ttl: Duration?
-        /// The deadline for matching requests; `nil` for ``Configuration/defaultTimeout``.
+        /// The deadline for matching requests; `nil` for ``Limits/timeout``.
         /// Positive when set.
         public var timeout: Duration?
         /// The cache policy for matching requests that do not name their own.
@@ -120,26 +124,20 @@ public struct Configuration: Sendable, Equatable {
     public var routes: [Route]
     /// The worker pools, in file order.
     public var workers: [WorkerPool]
-    /// The deadline of requests that neither name one nor match a route with a `timeout`
-    /// (``standardTimeout`` unless `limits.timeout` says otherwise).
-    public var defaultTimeout: Duration
-    /// The largest frame accepted on any connection (``standardMaxFrameBytes`` unless
-    /// `limits.maxFrame` says otherwise; never above ``maxFrameBytesLimit``).
-    public var maxFrameBytes: Int
+    /// Every bound the coordinator keeps (`limits:`), the request timeout and frame size among them.
+    public var limits: Limits
 
     /// Creates a configuration as given; the limits default to their standard values.
     public init(
         listen: Listen, token: String? = nil, domains: [Domain], routes: [Route] = [], workers: [WorkerPool] = [],
-        defaultTimeout: Duration = Configuration.standardTimeout,
-        maxFrameBytes: Int = Configuration.standardMaxFrameBytes
+        limits: Limits = Limits()
     ) {
         self.listen = listen
         self.token = token
         self.domains = domains
         self.routes = routes
         self.workers = workers
-        self.defaultTimeout = defaultTimeout
-        self.maxFrameBytes = maxFrameBytes
+        self.limits = limits
     }
 
     /// The domain called `name`, if the table has one.

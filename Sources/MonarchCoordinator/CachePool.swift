@@ -21,13 +21,25 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     /// Recent invalidations, oldest first: a write-back from a trip that started before one of
     /// them may carry what it removed.
     private var recentInvalidations: [(at: ContinuousClock.Instant, target: InvalidateMessage.Target)] = []
-    /// How long invalidations are remembered for write-backs still under way.
-    static let invalidationMemory: Duration = .seconds(300)
+    /// When the newest invalidation folded away to keep ``recentInvalidations`` within its
+    /// limit happened: a write-back of a trip that started before it is dropped, whatever its key.
+    private var foldedInvalidationsUntil: ContinuousClock.Instant?
+    /// How long invalidations are remembered: as long as a trip may last (the longest route
+    /// timeout) and its write-back may take; older trips have no write-back left to drop.
+    let invalidationMemory: Duration
+    /// How many invalidations are remembered at most.
+    let invalidationLimit: Int
 
-    init(kind: String, loop: EventLoop, logger: Logger) {
+    /// A cache pool remembering at most `invalidationLimit` invalidations for `invalidationMemory`.
+    init(kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int) {
         self.logger = logger
+        self.invalidationMemory = invalidationMemory
+        self.invalidationLimit = max(1, invalidationLimit)
         super.init(kind: kind, loop: loop)
     }
+
+    /// Invalidations remembered now.
+    var rememberedInvalidations: Int { recentInvalidations.count }
 
     /// The kinds whose workers keep responses, and so form cache pools.
     static let kinds: Set<String> = ["cache"]
@@ -40,9 +52,13 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
 
     override func add(_ worker: WorkerSession) {
         super.add(worker)
-        // Names made unique by the coordinator (name#id) do not survive a restart: not tracked.
-        if worker.shardName == worker.hello.name { knownShards.insert(worker.shardName) }
+        knownShards.insert(worker.shardName)
+        // Keys may have a new owner now: requests waiting for the old one choose again.
+        retryAllWaiting()
     }
+
+    /// Each worker owns its keys, so requests for a full worker wait for that worker.
+    override func lane(of worker: WorkerSession) -> String { worker.id }
 
     override func choose(for request: Request, excluding excluded: [String]) -> WorkerSession? {
         guard let key = request.route.cacheKey else { return super.choose(for: request, excluding: excluded) }
@@ -53,7 +69,7 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     /// (the upstream's) or else the route's. Failures are logged: write-back never fails a request.
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
-        let tripStart = Self.tripStart
+        let tripStart = Self.trip?.start
         await withTaskExecutorPreference(loop) {
             if let tripStart, invalidated(key, since: tripStart) {
                 storesSkipped += 1
@@ -86,7 +102,8 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
 
     /// Whether an invalidation after `start` covers `key`.
     private func invalidated(_ key: String, since start: ContinuousClock.Instant) -> Bool {
-        recentInvalidations.contains { invalidation in
+        if let folded = foldedInvalidationsUntil, folded > start { return true }
+        return recentInvalidations.contains { invalidation in
             guard invalidation.at > start else { return false }
             switch invalidation.target {
             case .key(let invalidatedKey): return invalidatedKey == key
@@ -95,13 +112,25 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         }
     }
 
+    /// Forgets the invalidations older than ``invalidationMemory``: no trip that started
+    /// before them is still under way. Loop thread only.
+    func forgetOldInvalidations(now: ContinuousClock.Instant = .now) {
+        recentInvalidations.removeAll { now - $0.at > invalidationMemory }
+        if let folded = foldedInvalidationsUntil, now - folded > invalidationMemory { foldedInvalidationsUntil = nil }
+    }
+
     /// Drops `target` from every connected worker, and from write-backs of trips under way.
     /// Workers that registered once and are not connected now are reported as failures.
     func invalidate(_ target: InvalidateMessage.Target) async -> InvalidationReport {
         await withTaskExecutorPreference(loop) {
             let now = ContinuousClock.now
-            recentInvalidations.removeAll { now - $0.at > Self.invalidationMemory }
+            forgetOldInvalidations(now: now)
             recentInvalidations.append((now, target))
+            if recentInvalidations.count > invalidationLimit {
+                // Folded into one that covers every key: write-backs of older trips are dropped
+                // (the cache misses once more), never kept when they may be stale.
+                foldedInvalidationsUntil = recentInvalidations.removeFirst().at
+            }
             var report = InvalidationReport()
             let absent = knownShards.subtracting(connected.map(\.shardName))
             for name in absent.sorted() {

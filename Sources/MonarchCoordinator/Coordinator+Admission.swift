@@ -4,48 +4,99 @@ import MonarchConfig
 import MonarchLoop
 import MonarchWire
 
-// How connections get in: the hello, the token, and a client or worker session.
+// How connections get in: the caps, the hello, the token, and a client or worker session.
 extension Coordinator {
-    /// Waits for the `hello` of a new connection, then hands it to a client or worker session.
-    func greet(_ stream: StreamConnection, as role: Hello.Role, requiresToken: Bool) {
-        let connection = FrameConnection(stream: stream, maxFrameBytes: configuration.maxFrameBytes)
-        let deadline = try? LoopTimer(on: loop)
-        deadline?.start(afterMs: Self.helloTimeoutMs) {
-            connection.fail(ProtocolError(.unexpectedMessage, "no hello within \(Self.helloTimeoutMs) ms"))
+    /// Takes a new connection, or closes it at once when a cap is reached: handshakes under
+    /// way (``Configuration/Limits/handshakes``), or connections of its listener's role
+    /// (``Configuration/Limits/clients``, ``Configuration/Limits/workers``) — so clients can
+    /// never take the descriptors workers need.
+    func accept(_ stream: StreamConnection, as role: Hello.Role, requiresToken: Bool) {
+        let pending = handshakes.values.reduce(0, +)
+        let connections = role == .client ? clients.count + handshakes[.client, default: 0] : workerConnections
+        let cap = role == .client ? limits.clients : limits.workers
+        if draining || pending >= limits.handshakes || connections >= cap {
+            refusedConnections += 1
+            let why = draining ? "the coordinator is shutting down"
+                : pending >= limits.handshakes ? "\(pending) connections have not said hello yet (limits.handshakes)"
+                : "\(connections) \(role.rawValue) connections are open (limits.\(role.rawValue)s)"
+            peerLog.log(.warning, "refused a \(role.rawValue) connection: \(why)", to: logger)
+            stream.close()
+            return
         }
-        connection.onEnd = { _ in deadline?.close() }
-        connection.onMessage = { [unowned self] message in
+        handshakes[role, default: 0] += 1
+        if role == .worker { workerConnections += 1 }
+        greet(stream, as: role, requiresToken: requiresToken)
+    }
+
+    /// Waits for the `hello` of a new connection, then hands it to a client or worker session.
+    /// Until the hello is accepted, frames above ``Configuration/Limits/helloFrameBytes`` end
+    /// the connection.
+    private func greet(_ stream: StreamConnection, as role: Hello.Role, requiresToken: Bool) {
+        let connection = FrameConnection(stream: stream, maxFrameBytes: limits.helloFrameBytes)
+        let deadline = try? LoopTimer(on: loop)
+        let helloTimeoutMs = limits.helloTimeout.wholeMilliseconds
+        var handshaking = true
+        func handshakeOver() {
+            guard handshaking else { return }
+            handshaking = false
             deadline?.close()
-            guard case .hello(let hello) = message else {
-                connection.fail(ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)"))
+            handshakes[role, default: 0] -= 1
+        }
+        deadline?.start(afterMs: helloTimeoutMs) {
+            connection.fail(ProtocolError(.unexpectedMessage, "no hello within \(helloTimeoutMs) ms"))
+        }
+        connection.onEnd = { [unowned self] end in
+            handshakeOver()
+            if role == .worker { workerConnections -= 1 }
+            if case .protocolError(let error) = end {
+                peerLog.log(.info, "a \(role.rawValue) connection failed its handshake: \(error)", to: logger)
+            }
+        }
+        connection.onMessage = { [unowned self] message in
+            handshakeOver()
+            if let refusal = refusal(of: message, as: role, requiresToken: requiresToken) {
+                connection.fail(refusal)
                 return
             }
-            // The highest version this coordinator speaks that is ≤ the hello's (protocol section 4):
-            // version 1 for any hello, since the codec accepts no version below 1.
-            guard hello.version >= WireProtocol.version else {
-                connection.fail(ProtocolError(
-                    .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)"))
-                return
-            }
-            if requiresToken, !Self.tokensMatch(hello.token, configuration.token) {
-                connection.fail(ProtocolError(.unauthorized, "this listener requires a valid token"))
-                return
-            }
-            guard hello.role == role else {
-                connection.fail(ProtocolError(
-                    .unexpectedMessage, "this address takes \(role.rawValue) connections, not \(hello.role.rawValue)s"))
-                return
-            }
-            if draining {
-                connection.fail(ProtocolError(.unexpectedMessage, "the coordinator is shutting down"))
-                return
-            }
+            guard case .hello(let hello) = message else { return }
+            connection.maxInboundFrameBytes = limits.maxFrameBytes
+            connection.maxOutboundFrameBytes = limits.maxFrameBytes
             switch role {
             case .client: admitClient(connection)
             case .worker: admitWorker(connection, hello: hello)
             }
         }
         connection.start()
+    }
+
+    /// Why a connection's first message does not let it in, if it does not: not a hello, a
+    /// version, token or role that does not fit, a shutdown, or a worker name in use.
+    private func refusal(of message: WireMessage, as role: Hello.Role, requiresToken: Bool) -> ProtocolError? {
+        guard case .hello(let hello) = message else {
+            return ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)")
+        }
+        // The highest version this coordinator speaks that is ≤ the hello's (protocol section 4):
+        // version 1 for any hello, since the codec accepts no version below 1.
+        guard hello.version >= WireProtocol.version else {
+            return ProtocolError(
+                .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)")
+        }
+        if requiresToken, !Self.tokensMatch(hello.token, configuration.token) {
+            return ProtocolError(.unauthorized, "this listener requires a valid token")
+        }
+        guard hello.role == role else {
+            return ProtocolError(
+                .unexpectedMessage, "this address takes \(role.rawValue) connections, not \(hello.role.rawValue)s")
+        }
+        if draining { return ProtocolError(.unexpectedMessage, "the coordinator is shutting down") }
+        if role == .worker, let name = hello.name, connectedWorkerNames[hello.kind ?? "worker", default: []].contains(name) {
+            // Keys are sharded on names, and a name is how operators find a worker: a second
+            // worker with a connected one's name is an impostor or a mistake.
+            return ProtocolError(
+                .unexpectedMessage,
+                "a \(hello.kind ?? "worker") worker named \(LogText.quoted(name)) is already connected; give each worker a unique --name")
+        }
+        return nil
     }
 
     /// Whether a presented token is the configured one, in time that does not depend on where
@@ -61,48 +112,38 @@ extension Coordinator {
     }
 
     private func admitClient(_ connection: FrameConnection) {
-        let session = ClientSession(connection: connection, coordinator: self)
-        clients[ObjectIdentifier(session)] = session
-        try? connection.send(.welcome(Welcome(maxFrameBytes: configuration.maxFrameBytes)))
+        let id = nextClient
+        nextClient += 1
+        let session = ClientSession(id: id, connection: connection, coordinator: self)
+        clients[id] = session
+        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes)))
     }
 
     func clientLeft(_ session: ClientSession) {
-        clients[ObjectIdentifier(session)] = nil
+        clients[session.id] = nil
     }
 
     private func admitWorker(_ connection: FrameConnection, hello: Hello) {
         let kind = hello.kind ?? "worker"
-        let pool: WorkerPool
-        if let existing = pools[kind] {
-            pool = existing
-        } else {
-            // A kind no domain names: it registers, but no request will reach it.
-            logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers")
-            pool = CachePool.kinds.contains(kind)
-                ? CachePool(kind: kind, loop: loop, logger: logger) : WorkerPool(kind: kind, loop: loop)
-        }
+        // A kind no domain names: it registers, but no request will reach it. The closure below
+        // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
+        let pool = pools[kind] ?? Self.makePool(kind: kind, configuration: configuration, loop: loop, logger: logger)
+        if pools[kind] == nil { logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers") }
         workerCount[kind, default: 0] += 1
         let id = "\(kind)-\(workerCount[kind]!)"
         let worker = WorkerSession(id: id, hello: hello, connection: connection, logger: logger)
         let info = WorkerInfo(id: id, kind: kind, pid: hello.pid)
-        // The closure keeps the pool alive: a pool made here for a stray kind has no other owner.
-        // The cycle (pool → worker → closure → pool) ends when the worker's connection does.
+        if let name = hello.name { connectedWorkerNames[kind, default: []].insert(name) }
         worker.onLost = { [unowned self, pool] worker in
+            workerConnections -= 1
+            if let name = hello.name { connectedWorkerNames[kind]?.remove(name) }
             pool.remove(worker)
             onWorkerLost?(info)
         }
-        if pool is CachePool, pool.connected.contains(where: { $0.shardName == worker.shardName }) {
-            // Keys are sharded on names: two workers with one name would share one share of keys.
-            logger.warning("""
-                cache worker \(id) registered with the name "\(worker.shardName)" of another connected cache \
-                worker; sharding on "\(worker.shardName)#\(id)" instead. Give each cache worker a unique --name, \
-                or its keys move whenever it restarts.
-                """)
-            worker.shardName = "\(worker.shardName)#\(id)"
-        }
         pool.add(worker)
-        try? connection.send(.welcome(Welcome(maxFrameBytes: configuration.maxFrameBytes, workerId: id)))
-        logger.info("worker \(id) registered (\(hello.name ?? kind), pid \(hello.pid.map(String.init) ?? "?"))")
+        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, workerId: id)))
+        let name = hello.name.map { LogText.quoted($0) } ?? kind
+        logger.info("worker \(id) registered (\(name), pid \(hello.pid.map(String.init) ?? "?"), capacity \(worker.capacity))")
         onWorkerRegistered?(info)
     }
 }

@@ -11,6 +11,16 @@ extension Coordinator {
     /// theirs). Loop thread.
     func invalidate(_ message: InvalidateMessage) async -> WireMessage {
         loop.preconditionInEventLoop()
+        let named = switch message.target {
+        case .key(let key): key
+        case .prefix(let prefix): prefix
+        }
+        guard named.utf8.count <= limits.invalidateBytes else {
+            return .failure(FailureMessage(id: message.id, error: ChainError(
+                .requestTooLarge,
+                "the key or prefix is \(named.utf8.count) bytes; the limit is \(limits.invalidateBytes) (limits.invalidateBytes)"
+            ).detail))
+        }
         var total = CachePool.InvalidationReport()
         for pool in cachePools {
             let report = await pool.invalidate(message.target)
@@ -19,8 +29,8 @@ extension Coordinator {
             total.failures += report.failures
         }
         let what = switch message.target {
-        case .key(let key): "key \"\(key)\""
-        case .prefix(let prefix): "prefix \"\(prefix)\""
+        case .key(let key): "key \(LogText.quoted(key))"
+        case .prefix(let prefix): "prefix \(LogText.quoted(prefix))"
         }
         if total.workers == 0, total.failures.isEmpty {
             return .failure(FailureMessage(

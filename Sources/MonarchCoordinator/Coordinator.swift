@@ -11,7 +11,9 @@ import MonarchWire
 /// The coordinator: accepts clients and workers, routes each client request to its domain's
 /// chain of worker pools, coalesces identical reads in flight, and answers every request
 /// exactly once — with the first response, or one error listing what each provider did —
-/// within its deadline. Loop thread only, except where noted.
+/// within its deadline. Every table it keeps (connections, requests in flight, queues,
+/// invalidations remembered, background work) is bounded by the configuration's ``Configuration/Limits``.
+/// Loop thread only, except where noted.
 public final class Coordinator: @unchecked Sendable {
     /// A worker that has registered.
     public struct WorkerInfo: Sendable, Equatable {
@@ -28,6 +30,8 @@ public final class Coordinator: @unchecked Sendable {
     /// The loop everything runs on.
     public let loop: EventLoop
     let logger: Logger
+    /// The bounds the coordinator keeps.
+    var limits: Configuration.Limits { configuration.limits }
     private let router: Router<RouteOptions>
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
@@ -35,19 +39,38 @@ public final class Coordinator: @unchecked Sendable {
     private let chains: [String: [WorkerPool]]
     let flights: FlightTable
     private var listeners: [Listener] = []
-    var clients: [ObjectIdentifier: ClientSession] = [:]
+    var clients: [Int: ClientSession] = [:]
+    /// The serial number of the next client session.
+    var nextClient = 1
+    /// Connections accepted that have not had their hello accepted yet, by the role their
+    /// listener takes.
+    var handshakes: [Hello.Role: Int] = [:]
+    /// Workers registered (connected or not), by kind: the numbers of their ids.
     var workerCount: [String: Int] = [:]
+    /// The connected workers' names, by kind: a second worker with a connected one's name is refused.
+    var connectedWorkerNames: [String: Set<String>] = [:]
+    /// Worker connections, handshakes on the worker listener included.
+    var workerConnections = 0
     var requestsInFlight = 0
+    /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight.
+    var overloadedRequests = 0
+    /// Connections closed at once because a cap was reached.
+    var refusedConnections = 0
+    /// Client connections closed because they did not read their answers.
+    var slowReadersClosed = 0
+    /// Client connections closed after ``Configuration/Limits/idleTimeout`` of silence.
+    var idleClientsClosed = 0
     var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Fires every second: idle connections, forgotten cancellations, old invalidations.
+    private var maintenance: LoopTimer?
+    /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
+    var peerLog = LogLimiter()
 
     /// Told about each worker that registers. Loop thread.
     public var onWorkerRegistered: ((WorkerInfo) -> Void)?
     /// Told about each registered worker whose connection ended. Loop thread.
     public var onWorkerLost: ((WorkerInfo) -> Void)?
-
-    /// How long a connection may take to say hello before it is closed.
-    static let helloTimeoutMs: UInt64 = 10_000
 
     /// A coordinator for `configuration`; nothing listens until ``start()``.
     ///
@@ -60,14 +83,24 @@ public final class Coordinator: @unchecked Sendable {
         var pools: [String: WorkerPool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)
         where pools[kind] == nil {
-            pools[kind] = CachePool.kinds.contains(kind)
-                ? CachePool(kind: kind, loop: loop, logger: logger) : WorkerPool(kind: kind, loop: loop)
+            pools[kind] = Self.makePool(kind: kind, configuration: configuration, loop: loop, logger: logger)
         }
         self.pools = pools
         self.chains = Dictionary(uniqueKeysWithValues: configuration.domains.map { domain in
             (domain.name, domain.providers.map { pools[$0]! })
         })
-        self.flights = FlightTable(loop: loop)
+        self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
+    }
+
+    /// The pool for workers of `kind`: a ``CachePool`` for the kinds that keep responses.
+    static func makePool(kind: String, configuration: Configuration, loop: EventLoop, logger: Logger) -> WorkerPool {
+        guard CachePool.kinds.contains(kind) else { return WorkerPool(kind: kind, loop: loop) }
+        // Invalidations matter for as long as a trip, and then its write-back, may run.
+        let longestTrip = configuration.routes.compactMap(\.timeout).reduce(configuration.limits.timeout, max)
+        return CachePool(
+            kind: kind, loop: loop, logger: logger,
+            invalidationMemory: longestTrip + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
+            invalidationLimit: configuration.limits.invalidations)
     }
 
     /// The addresses clients connect to, as bound (a `tcp:…:0` shows the chosen port).
@@ -77,28 +110,59 @@ public final class Coordinator: @unchecked Sendable {
 
     /// Listens on the configured client and worker addresses. Loop thread only.
     ///
-    /// - Throws: ``UVError`` when an address cannot be bound; nothing is left listening then.
+    /// - Throws: ``UVError`` when an address cannot be bound (or `listen.group` names no group
+    ///   of the system); nothing is left listening then.
     public func start() throws(UVError) {
         loop.preconditionInEventLoop()
         do {
+            let group = try socketGroup()
             for address in configuration.listen.clients {
-                let listener = try listen(on: address, accepting: .client)
+                let listener = try listen(on: address, accepting: .client, group: group)
                 clientAddresses.append(listener.boundAddress)
             }
-            workerAddress = try listen(on: configuration.listen.workers, accepting: .worker).boundAddress
+            workerAddress = try listen(on: configuration.listen.workers, accepting: .worker, group: group).boundAddress
         } catch {
             for listener in listeners { listener.close() }
             listeners.removeAll()
             throw error
         }
+        let timer = try LoopTimer(on: loop)
+        timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in maintain() }
+        maintenance = timer
+        checkDescriptorBudget()
     }
 
-    private func listen(on address: SocketAddress, accepting role: Hello.Role) throws(UVError) -> Listener {
+    /// Raises the descriptor limit, and warns when the connection caps could use more
+    /// descriptors than the process may open (workers would then fail to connect or start).
+    private func checkDescriptorBudget() {
+        let available = ProcessSetup.raiseDescriptorLimit()
+        // Listeners, the loop's own, log files, SQLite, child process pipes: a margin of 64.
+        let needed = limits.clients + limits.workers + limits.handshakes + 64
+        if needed > available {
+            logger.warning("""
+                limits.clients + limits.workers + limits.handshakes (\(needed - 64)) leave too few of the \
+                \(available) descriptors this process may open; lower them or raise the limit (ulimit -n)
+                """)
+        }
+    }
+
+    /// The group id of `listen.group`, if configured.
+    private func socketGroup() throws(UVError) -> gid_t? {
+        guard let name = configuration.listen.group else { return nil }
+        guard let entry = getgrnam(name) else {
+            throw UVError(code: -ENOENT, operation: "find the group \"\(name)\" of listen.group")
+        }
+        return entry.pointee.gr_gid
+    }
+
+    private func listen(on address: SocketAddress, accepting role: Hello.Role, group: gid_t?) throws(UVError) -> Listener {
         if case .unix(let path) = address { Self.createParentDirectory(of: path) }
-        // Listeners other machines can reach require the token (the configuration ensures there is one).
-        let requiresToken = !Configuration.isLocal(address)
-        let listener = try Listener(address: address, on: loop) { [unowned self] stream in
-            greet(stream, as: role, requiresToken: requiresToken)
+        // With a token configured, every listener asks for it, Unix sockets and loopback
+        // included (another local user can reach those); without one, only local listeners
+        // exist (the configuration refuses others).
+        let requiresToken = configuration.token != nil || !Configuration.isLocal(address)
+        let listener = try Listener(address: address, on: loop, socketGroup: group) { [unowned self] stream in
+            accept(stream, as: role, requiresToken: requiresToken)
         }
         listeners.append(listener)
         return listener
@@ -114,10 +178,15 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// The answer to one client request: a `response` or a `failure`, never anything else.
-    func answer(_ message: RequestMessage) async -> WireMessage {
+    func answer(_ message: RequestMessage, for client: Int) async -> WireMessage {
         loop.preconditionInEventLoop()
         guard !draining else {
             return failure(message.id, ChainError(.shuttingDown, "the coordinator is shutting down"))
+        }
+        guard requestsInFlight < limits.inFlight else {
+            overloadedRequests += 1
+            return failure(message.id, ChainError(
+                .overloaded, "the coordinator has \(limits.inFlight) requests in flight (limits.inFlight); try again later"))
         }
         requestsInFlight += 1
         defer {
@@ -126,11 +195,12 @@ public final class Coordinator: @unchecked Sendable {
         }
         let plan: RequestPlan
         do {
-            plan = try RequestPlan(message, router: router, chains: chains, defaultTimeout: configuration.defaultTimeout)
+            plan = try RequestPlan(message, router: router, chains: chains, limits: limits)
         } catch {
             return failure(message.id, error)
         }
-        let result = await flights.run(plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline)
+        let result = await flights.run(
+            plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline, client: client)
         switch result {
         case .success(let response): return .response(response.message(id: message.id))
         case .failure(let error): return failure(message.id, error)
@@ -141,9 +211,27 @@ public final class Coordinator: @unchecked Sendable {
         .failure(FailureMessage(id: id, error: error.detail))
     }
 
+    /// Once a second: closes idle clients, forgets what workers never answered after a cancel,
+    /// and forgets invalidations no trip under way can need.
+    private func maintain() {
+        let now = ContinuousClock.now
+        for client in clients.values where client.isIdle(now: now, timeout: limits.idleTimeout) {
+            idleClientsClosed += 1
+            logger.debug("closing client \(client.id): nothing received for \(limits.idleTimeout) and nothing in flight")
+            // Not after its writes: a client silent this long may never read them.
+            client.connection.close()
+        }
+        for pool in pools.values {
+            for worker in pool.workers { worker.forgetUnansweredCancellations(now: now) }
+            (pool as? CachePool)?.forgetOldInvalidations(now: now)
+        }
+    }
+
     /// Stops taking connections and requests, then waits until the requests in flight are
-    /// answered or `timeout` passes. Any task.
+    /// answered and the background work (write-backs, refreshes) is done, or `timeout` passes
+    /// (background work still running then is cancelled). Any task.
     public func drain(timeout: Duration) async {
+        let started = ContinuousClock.now
         await withCheckedContinuation { continuation in
             loop.execute { [self] in
                 draining = true
@@ -160,6 +248,8 @@ public final class Coordinator: @unchecked Sendable {
                 }
             }
         }
+        let left = max(.milliseconds(100), timeout - (ContinuousClock.now - started))
+        await flights.work.background.drain(timeout: left)
     }
 
     /// Ends every wait in ``drain(timeout:)`` now, requests in flight or not. Loop thread only.
@@ -178,6 +268,8 @@ public final class Coordinator: @unchecked Sendable {
     /// is written. Loop thread only.
     public func close() {
         draining = true
+        maintenance?.close()
+        maintenance = nil
         for listener in listeners { listener.close() }
         listeners.removeAll()
         // Answers already queued still reach their clients before the close.

@@ -1,13 +1,25 @@
 import Monarch
 import MonarchLoop
 
-/// One trip down the chain, shared by every identical request that arrives while it is under
+/// One trip down the chain, shared by every identical read that arrives while it is under
 /// way. Each waiter keeps its own deadline and may leave on its own (cancel, deadline); the
-/// trip is cancelled when its last waiter leaves. Loop thread only.
+/// trip is cancelled when its last waiter leaves. The answer goes to every waiter only when it
+/// could be kept for all of them (``Response/mayBeShared``); otherwise only the waiter that
+/// started the trip gets it, and the others are told to ask alone. Loop thread only.
 final class Flight: @unchecked Sendable {
+    /// What one waiter gets.
+    enum Outcome: Sendable {
+        /// The trip's result (or this waiter's own deadline or cancellation).
+        case answered(Result<Response, ChainError>)
+        /// The answer was for the waiter that started the trip alone (private, sets a cookie,
+        /// varies): this waiter must make its own trip.
+        case notShared
+    }
+
     private struct Waiter {
-        var continuation: CheckedContinuation<Result<Response, ChainError>, Never>
+        var continuation: CheckedContinuation<Outcome, Never>
         var timer: LoopTimer?
+        var startedTheTrip: Bool
     }
 
     let loop: EventLoop
@@ -21,26 +33,29 @@ final class Flight: @unchecked Sendable {
     private let onFinish: (Flight) -> Void
     /// The providers the trip asks, in order: the one after the last attempt is being asked.
     private let asked: [String]
+    /// How long the trip may run: as long as its longest-waiting waiter.
+    private let budget: TripBudget
 
-    /// Starts the trip: `request` down `providers`.
+    /// Starts the trip: `request` down `providers`, within `request.deadline` (the trip's
+    /// budget), on behalf of `client` (whose share of the workers the trip uses).
     init(
-        request: Request, providers: [any RequestProvider], refreshes: RefreshGate, loop: EventLoop,
+        request: Request, providers: [any RequestProvider], work: ChainWork, client: Int, loop: EventLoop,
         onFinish: @escaping (Flight) -> Void
     ) {
         self.loop = loop
         self.onFinish = onFinish
         self.asked = ProviderChain.asked(for: request, from: providers).map(\.name)
-        let end = request.deadline.map { ContinuousClock.now + $0 }
+        let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
+        self.budget = budget
         task = Task(executorPreference: loop) { [self] in
-            let result: Result<Response, ChainError> = await WorkerPool.$tripStart.withValue(.now) {
-                await WorkerPool.$tripEnd.withValue(end) {
-                    do throws(ChainError) {
-                        return .success(try await ProviderChain.perform(request, along: providers, refreshes: refreshes) {
-                            attempts.append($0)
-                        })
-                    } catch {
-                        return .failure(error)
-                    }
+            let trip = WorkerPool.Trip(start: .now, budget: budget, client: client)
+            let result: Result<Response, ChainError> = await WorkerPool.$trip.withValue(trip) {
+                do throws(ChainError) {
+                    return .success(try await ProviderChain.perform(
+                        request, along: providers, refreshes: work.refreshes, background: work.background
+                    ) { attempts.append($0) })
+                } catch {
+                    return .failure(error)
                 }
             }
             complete(with: result)
@@ -48,21 +63,24 @@ final class Flight: @unchecked Sendable {
     }
 
     /// The trip's result, or this waiter's own deadline or cancellation, whichever comes first.
-    func wait(deadline: Duration) async -> Result<Response, ChainError> {
+    /// The first waiter is the one that started the trip; a later one with more time extends
+    /// the trip's budget to its own deadline.
+    func wait(deadline: Duration) async -> Outcome {
         loop.preconditionInEventLoop()
         let waiter = nextWaiter
         nextWaiter += 1
+        budget.extend(to: .now + deadline)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if let result {
-                    continuation.resume(returning: result)
+                    continuation.resume(returning: outcome(of: result, startedTheTrip: waiter == 0))
                 } else if Task.isCancelled {
-                    continuation.resume(returning: .failure(cancelled()))
+                    continuation.resume(returning: .answered(.failure(cancelled())))
                     // The trip may have been started for this waiter alone.
                     abandonIfUnwanted()
                 } else {
                     let timer = try? LoopTimer(on: loop)
-                    waiters[waiter] = Waiter(continuation: continuation, timer: timer)
+                    waiters[waiter] = Waiter(continuation: continuation, timer: timer, startedTheTrip: waiter == 0)
                     timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
                         leave(waiter, with: .failure(deadlinePassed(deadline)))
                     }
@@ -71,6 +89,15 @@ final class Flight: @unchecked Sendable {
         } onCancel: {
             loop.execute { [self] in leave(waiter, with: .failure(cancelled())) }
         }
+    }
+
+    /// What a waiter gets of `result`: all of it when it started the trip, or when the answer
+    /// may be shared; otherwise the instruction to ask alone. Failures carry no private data
+    /// and are shared.
+    private func outcome(of result: Result<Response, ChainError>, startedTheTrip: Bool) -> Outcome {
+        if startedTheTrip { return .answered(result) }
+        if case .success(let response) = result, !response.mayBeShared { return .notShared }
+        return .answered(result)
     }
 
     /// The error of a waiter whose deadline passed: the attempts so far, and a `timeout` for
@@ -93,7 +120,7 @@ final class Flight: @unchecked Sendable {
     private func leave(_ waiter: Int, with result: Result<Response, ChainError>) {
         guard let left = waiters.removeValue(forKey: waiter) else { return }
         left.timer?.close()
-        left.continuation.resume(returning: result)
+        left.continuation.resume(returning: .answered(result))
         abandonIfUnwanted()
     }
 
@@ -112,7 +139,7 @@ final class Flight: @unchecked Sendable {
         waiters.removeAll()
         for waiter in answered {
             waiter.timer?.close()
-            waiter.continuation.resume(returning: result)
+            waiter.continuation.resume(returning: outcome(of: result, startedTheTrip: waiter.startedTheTrip))
         }
         if task != nil {
             task = nil
@@ -121,7 +148,20 @@ final class Flight: @unchecked Sendable {
     }
 }
 
-/// The trips under way, by request key: a read identical to one in flight joins it instead of
+/// What every trip of the coordinator shares: the background refreshes under way (one per
+/// cache key) and the bounded background work (write-backs, refreshes).
+struct ChainWork: Sendable {
+    /// The background refreshes of `cacheThenRefresh` under way, at most one per cache key.
+    let refreshes = RefreshGate()
+    /// Write-backs and refreshes, bounded.
+    let background: BackgroundWork
+
+    init(backgroundLimit: Int) {
+        background = BackgroundWork(limit: backgroundLimit)
+    }
+}
+
+/// The trips under way, by shared key: a read identical to one in flight joins it instead of
 /// starting another. Loop thread only.
 final class FlightTable: @unchecked Sendable {
     let loop: EventLoop
@@ -130,31 +170,56 @@ final class FlightTable: @unchecked Sendable {
     private(set) var joined = 0
     /// Trips started.
     private(set) var started = 0
-    /// The background refreshes (`cacheThenRefresh`) under way, at most one per cache key.
-    let refreshes = RefreshGate()
+    /// Joiners that made a trip of their own because the shared answer was not for them.
+    private(set) var askedAlone = 0
+    /// What every trip shares.
+    let work: ChainWork
 
-    init(loop: EventLoop) { self.loop = loop }
+    init(loop: EventLoop, work: ChainWork) {
+        self.loop = loop
+        self.work = work
+    }
 
     /// Trips under way.
     var count: Int { flights.count }
 
-    /// The chain's answer to `request` within `deadline`, sharing the trip of an identical read
-    /// in flight when `key` is given.
+    /// The chain's answer to `request` for `client`, within `deadline`, sharing the trip of an
+    /// identical read in flight when `key` is given. A joiner whose shared answer may not be
+    /// handed on (see ``Flight``) makes a trip of its own with the time it has left.
     func run(
-        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration
+        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
     ) async -> Result<Response, ChainError> {
         loop.preconditionInEventLoop()
-        let flight: Flight
+        let arrived = ContinuousClock.now
         if let key, let underWay = flights[key] {
             joined += 1
-            flight = underWay
-        } else {
-            started += 1
-            flight = Flight(request: request, providers: providers, refreshes: refreshes, loop: loop) { [unowned self] finished in
-                if let key, flights[key] === finished { flights[key] = nil }
+            switch await underWay.wait(deadline: deadline) {
+            case .answered(let result):
+                return result
+            case .notShared:
+                askedAlone += 1
+                let left = max(.zero, deadline - (ContinuousClock.now - arrived))
+                var alone = request
+                alone.deadline = left
+                return await start(alone, along: providers, key: nil, deadline: left, client: client)
             }
-            if let key { flights[key] = flight }
         }
-        return await flight.wait(deadline: deadline)
+        return await start(request, along: providers, key: key, deadline: deadline, client: client)
+    }
+
+    /// Starts a trip (shared under `key` when given) and waits for it as its first waiter.
+    private func start(
+        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
+    ) async -> Result<Response, ChainError> {
+        started += 1
+        let flight = Flight(request: request, providers: providers, work: work, client: client, loop: loop) {
+            [unowned self] finished in
+            if let key, flights[key] === finished { flights[key] = nil }
+        }
+        if let key { flights[key] = flight }
+        guard case .answered(let result) = await flight.wait(deadline: deadline) else {
+            preconditionFailure("the waiter that started a trip always gets its answer")
+        }
+        return result
     }
 }

@@ -81,7 +81,7 @@ public final class LocalCluster: Sendable {
                     }
                 }
             }
-            await coordinator.drain(timeout: configuration.defaultTimeout)
+            await coordinator.drain(timeout: configuration.limits.timeout)
             impatience.cancel()
         case .now, .failed:
             break

@@ -1,60 +1,136 @@
 import Monarch
+import MonarchConfig
 import MonarchRouter
 import MonarchWire
 
 /// What the coordinator does with one client request: the request as the providers see it,
-/// the chain it goes down, its deadline, and the key it shares a trip under.
+/// the chain it goes down, how long its client waits, and the key it shares a trip under.
 struct RequestPlan {
-    /// The request with its route context, its path in canonical form.
+    /// The request with its route context, its path in canonical form; its `deadline` is
+    /// ``deadline`` (a trip others join grows its budget with theirs: see ``Flight``).
     var request: Request
     /// The domain's chain.
     var providers: [any RequestProvider]
-    /// The time the client waits at most.
+    /// The time this client waits at most.
     var deadline: Duration
-    /// The key identical reads in flight (same request key and cache policy) share; nil for
-    /// requests that are not ``Request/isShareable`` (mutations, credentials, conditions),
-    /// which never share a trip.
+    /// The key identical reads in flight share: the request key, the cache policy and the
+    /// values of the negotiation headers (``Request/negotiationVariant``); nil for requests
+    /// that are not ``Request/isShareable`` (mutations, bodies, credentials, conditions,
+    /// unknown headers), which never share a trip.
     var sharedKey: String?
 
-    /// Plans `message`: parses its path, finds its route and domain, fills in the upstream.
+    /// Plans `message`: checks it against `limits`, parses its path, finds its route and
+    /// domain, fills in the upstream.
     ///
-    /// The deadline is the shortest of the client's `deadlineMs`, the route's timeout and
-    /// `defaultTimeout` (the latter only when the route sets none).
-    /// - Throws: ``ChainError`` `invalidPath`, `noRoute` or `unknownDomain`.
+    /// The client's deadline is the shortest of its `deadlineMs` and the route's timeout (else
+    /// `limits.timeout`).
+    /// - Throws: ``ChainError``: `requestTooLarge` (path, query or headers over `limits`, checked
+    ///   before anything is parsed), `invalidRequest` (a header name that is not an HTTP token,
+    ///   a header value with control characters), `invalidPath` (also a parameter that would
+    ///   add segments upstream), `noRoute` or `unknownDomain`.
     init(
         _ message: RequestMessage, router: Router<RouteOptions>, chains: [String: [WorkerPool]],
-        defaultTimeout: Duration
+        limits: Configuration.Limits
     ) throws(ChainError) {
+        try Self.checkSize(of: message, within: limits)
+        try Self.checkHeaders(message.headers ?? [:], within: limits)
         let path: ResourcePath
         do {
             path = try ResourcePath(parsing: message.path)
         } catch {
-            throw ChainError(.invalidPath, "invalid path \"\(message.path)\": \(error.message)")
+            throw ChainError(.invalidPath, "invalid path \(LogText.quoted(message.path)): \(error.message)")
+        }
+        let query = path.query + (message.query ?? [])
+        guard query.count <= limits.queryItems else {
+            throw ChainError(.requestTooLarge, "the request has \(query.count) query items; the limit is \(limits.queryItems) (limits.queryItems)")
         }
         guard let match = router.match(path) else {
-            throw ChainError(.noRoute, "no route matches \"\(path.encoded)\"")
+            throw ChainError(.noRoute, "no route matches \(LogText.quoted(path.encoded))")
         }
         let route = match.target
         let domain = message.domain ?? route.domain
         guard let chain = chains[domain] else {
-            throw ChainError(.unknownDomain, "no domain is called \"\(domain)\"")
+            throw ChainError(.unknownDomain, "no domain is called \(LogText.quoted(domain))")
         }
-        let query = path.query + (message.query ?? [])
+        let upstream: String?
+        do {
+            upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: query)
+        } catch {
+            throw ChainError(.invalidPath, "invalid path \(LogText.quoted(path.encoded)): \(error.message)")
+        }
         let method = message.method ?? "GET"
         let key = RequestKey.make(method: method, domain: domain, encodedPath: path.encoded, query: query)
-        var deadline = route.timeout ?? defaultTimeout
+        var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(
             path: path.encoded, query: query, method: method, headers: message.headers ?? [:], body: message.body,
             policy: message.policy ?? route.policy, deadline: deadline,
-            route: RouteContext(
-                parameters: match.parameters,
-                upstream: route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: query),
-                ttl: route.ttl, cacheKey: key))
+            route: RouteContext(parameters: match.parameters, upstream: upstream, ttl: route.ttl, cacheKey: key))
         providers = chain
         self.deadline = deadline
-        // Reads share a trip only under the same policy: a `noCache` read must not take a cache's answer.
-        // Nor does a read whose answer may be for its caller alone (credentials, conditions, ranges).
-        sharedKey = request.isShareable ? "\(key) \(request.policy?.rawValue ?? "default")" : nil
+        // Reads share a trip only under the same policy (a `noCache` read must not take a
+        // cache's answer) and the same negotiation headers; never a read whose answer may be
+        // for its caller alone.
+        if request.isShareable {
+            sharedKey = "\(key) \(request.policy?.rawValue ?? "default")\n\(request.negotiationVariant)"
+        }
+    }
+
+    /// Refuses a path or query over `limits` from counts alone, before anything is parsed.
+    private static func checkSize(of message: RequestMessage, within limits: Configuration.Limits) throws(ChainError) {
+        let pathBytes = message.path.utf8.count
+        guard pathBytes <= limits.pathBytes else {
+            throw ChainError(.requestTooLarge, "the path is \(pathBytes) bytes; the limit is \(limits.pathBytes) (limits.pathBytes)")
+        }
+        let components = message.path.utf8.count { $0 == UInt8(ascii: "/") } + 1
+        guard components <= limits.pathComponents else {
+            throw ChainError(
+                .requestTooLarge,
+                "the path has \(components) components; the limit is \(limits.pathComponents) (limits.pathComponents)")
+        }
+        let query = message.query ?? []
+        guard query.count <= limits.queryItems else {
+            throw ChainError(.requestTooLarge, "the request has \(query.count) query items; the limit is \(limits.queryItems) (limits.queryItems)")
+        }
+        // The path's own `?query` is bounded by pathBytes; the `query` field by queryBytes.
+        let queryBytes = query.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.utf8.count ?? 0) }
+        guard queryBytes <= limits.queryBytes else {
+            throw ChainError(
+                .requestTooLarge, "the query items are \(queryBytes) bytes; the limit is \(limits.queryBytes) (limits.queryBytes)")
+        }
+    }
+
+    /// Refuses too many or too large headers, names that are not HTTP tokens and values with
+    /// control characters other than HTAB (they would let a client write headers of its own
+    /// upstream, or split them).
+    private static func checkHeaders(_ headers: [String: String], within limits: Configuration.Limits) throws(ChainError) {
+        guard headers.count <= limits.headers else {
+            throw ChainError(.requestTooLarge, "the request has \(headers.count) headers; the limit is \(limits.headers) (limits.headers)")
+        }
+        let bytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard bytes <= limits.headerBytes else {
+            throw ChainError(.requestTooLarge, "the headers are \(bytes) bytes; the limit is \(limits.headerBytes) (limits.headerBytes)")
+        }
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPToken.isTokenByte) else {
+                throw ChainError(.invalidRequest, "the header name \(LogText.quoted(name)) is not an HTTP token")
+            }
+            guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
+                throw ChainError(.invalidRequest, "the value of header \(name) holds control characters")
+            }
+        }
+    }
+}
+
+/// The characters of an HTTP token (RFC 9110 §5.6.2), which header names are.
+enum HTTPToken {
+    /// Whether `byte` is a tchar.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 }

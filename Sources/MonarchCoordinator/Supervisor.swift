@@ -6,14 +6,18 @@ import MonarchLoop
 
 /// Starts the local worker processes and keeps them running: a worker that exits after the
 /// cluster was ready is started again after a back-off (1 s, doubling up to 30 s, reset once it
-/// has run for a minute). Workers run in sessions of their own, so a terminal's Ctrl-C reaches
-/// only `monarch up`, which drains before it stops them. Loop thread only.
+/// has run for a minute), and so is one whose start fails (no descriptors, no memory, a missing
+/// executable): a failed start is never the end of a worker. Workers run in sessions of their
+/// own, so a terminal's Ctrl-C reaches only `monarch up`, which drains before it stops them.
+/// Loop thread only.
 final class Supervisor: @unchecked Sendable {
     private final class Slot {
         let launch: WorkerLaunch
         var process: ChildProcess?
         var restarts = 0
         var startedAt = ContinuousClock.now
+        /// Whether a restart is scheduled.
+        var restartPending = false
         init(launch: WorkerLaunch) { self.launch = launch }
     }
 
@@ -27,6 +31,8 @@ final class Supervisor: @unchecked Sendable {
     var onStartupExit: ((WorkerLaunch, ChildProcess.Exit) -> Void)?
     /// Whether every worker has registered once; before that an exit is a failed start.
     var started = false
+    /// Looks every few seconds for workers that are neither running nor due to restart.
+    private var watchdog: LoopTimer?
 
     init(launches: [WorkerLaunch], environment: [String: String]?, loop: EventLoop, logger: Logger) {
         self.slots = launches.map(Slot.init)
@@ -46,6 +52,10 @@ final class Supervisor: @unchecked Sendable {
             }
         }
         for slot in slots { try launch(slot) }
+        if let timer = try? LoopTimer(on: loop) {
+            timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in restartMissing() }
+            watchdog = timer
+        }
     }
 
     /// The process ids of the running workers, by worker name.
@@ -75,25 +85,53 @@ final class Supervisor: @unchecked Sendable {
             return
         }
         if ContinuousClock.now - slot.startedAt > .seconds(60) { slot.restarts = 0 }
+        scheduleRestart(of: slot, because: "\(exit)")
+    }
+
+    /// Starts `slot` again after its back-off; a start that fails is scheduled again the same way.
+    private func scheduleRestart(of slot: Slot, because reason: String) {
         let delay = min(1000 << min(slot.restarts, 5), 30_000)
         slot.restarts += 1
-        logger.warning("\(slot.launch.name) \(exit); starting it again in \(delay) ms")
-        guard let timer = try? LoopTimer(on: loop) else { return }
+        slot.restartPending = true
+        logger.warning("\(slot.launch.name) \(reason); starting it again in \(delay) ms")
+        let timer: LoopTimer
+        do {
+            timer = try LoopTimer(on: loop)
+        } catch {
+            // Not even a timer: the next exit or restart check tries again.
+            slot.restartPending = false
+            logger.error("cannot schedule the restart of \(slot.launch.name): \(error)")
+            return
+        }
         timer.start(afterMs: UInt64(delay)) { [unowned self] in
             timer.close()
+            slot.restartPending = false
             guard !stopping, slot.process == nil else { return }
             do {
                 try launch(slot)
             } catch {
-                logger.error("\(error)")
+                scheduleRestart(of: slot, because: "could not start (\(error))")
             }
+        }
+    }
+
+    /// Schedules a restart of every worker that is neither running nor waiting for one (its
+    /// last restart could not even be scheduled). Loop thread only.
+    func restartMissing() {
+        guard started, !stopping else { return }
+        for slot in slots where slot.process == nil && !slot.restartPending {
+            scheduleRestart(of: slot, because: "is not running")
         }
     }
 
     /// Stops every worker: waits up to `grace` for them to exit by themselves (they do once
     /// the coordinator closes their connections), then sends SIGTERM, then SIGKILL. Any task.
     func stopAll(grace: Duration) async {
-        try? await loop.submit { [self] in stopping = true }
+        try? await loop.submit { [self] in
+            stopping = true
+            watchdog?.close()
+            watchdog = nil
+        }
         for (signal, wait) in [(Int32(0), grace), (SIGTERM, Duration.seconds(2)), (SIGKILL, Duration.seconds(5))] {
             if signal != 0 {
                 loop.execute { [self] in

@@ -2,10 +2,43 @@ import Monarch
 import MonarchLoop
 
 /// The workers of one kind, as one provider of the chain: each request goes to the worker
-/// with the fewest requests in flight. A worker lost mid-request costs only that attempt: an
-/// idempotent request moves to another worker of the pool, and only when none is left does the
-/// pool report a failure (and the chain moves on). Any task; the work runs on the loop.
+/// with the fewest requests in flight, never past a worker's capacity. When every worker is
+/// full, requests wait in a queue served in turns between clients (``FairQueue``), so one
+/// client's thousand slow requests cost another client's request at most one turn. A worker
+/// lost mid-request costs only that attempt: an idempotent request moves to another worker of
+/// the pool, and only when none is left does the pool report a failure (and the chain moves
+/// on). Any task; the work runs on the loop.
 class WorkerPool: RequestProvider, @unchecked Sendable {
+    /// The trip down the chain a request belongs to: set for the trip's task.
+    struct Trip: Sendable {
+        /// When the trip started: write-backs of a trip that started before an invalidation of
+        /// their key are dropped.
+        var start: ContinuousClock.Instant
+        /// When the trip must be over, so each worker is handed the budget that is left
+        /// (protocol section 5), not the whole of it; it grows when a waiter with more time joins.
+        var budget: TripBudget?
+        /// The client session the trip is for: whose turn it takes in the queues.
+        var client: Int
+    }
+
+    /// The trip of the running task.
+    @TaskLocal static var trip: Trip?
+
+    /// What a request waiting for a worker is handed.
+    private enum Grant {
+        /// A slot on this worker, reserved.
+        case worker(WorkerSession)
+        /// The workers changed: choose again.
+        case retry
+        /// The request was cancelled while it waited.
+        case cancelled
+    }
+
+    private struct Waiting {
+        var continuation: CheckedContinuation<Grant, Never>
+        var excluded: [String]
+    }
+
     /// The workers' kind, which is also the provider's name.
     let kind: String
     let loop: EventLoop
@@ -13,6 +46,11 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     private(set) var workers: [WorkerSession] = []
     /// Where the search for the least loaded worker starts, so ties rotate.
     private var cursor = 0
+    /// Requests waiting for a slot, by lane (see ``lane(of:)``). Loop thread only.
+    private var lanes: [String: FairQueue<Waiting>] = [:]
+    private var nextTicket = 0
+    /// Requests that waited for a slot.
+    private(set) var queued = 0
 
     init(kind: String, loop: EventLoop) {
         self.kind = kind
@@ -21,25 +59,32 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
 
     var name: String { kind }
 
+    /// Requests waiting for a slot now.
+    var waitingCount: Int { lanes.values.reduce(0) { $0 + $1.count } }
+
     /// Adds a registered worker; it leaves the pool when its connection ends. Loop thread only.
     func add(_ worker: WorkerSession) {
         workers.append(worker)
+        worker.onSlotFreed = { [unowned self] worker in grantSlots(of: worker) }
+        grantSlots(of: worker)
     }
 
-    /// Removes a worker whose connection ended. Loop thread only.
+    /// Removes a worker whose connection ended; requests waiting in its lane choose again
+    /// when no worker of that lane is left. Loop thread only.
     func remove(_ worker: WorkerSession) {
         workers.removeAll { $0 === worker }
+        let lane = lane(of: worker)
+        if !workers.contains(where: { $0.lostReason == nil && self.lane(of: $0) == lane }) {
+            for waiting in lanes[lane]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+        }
     }
 
     /// The connected workers.
     var connected: [WorkerSession] { workers.filter { $0.lostReason == nil } }
 
-    /// When the trip down the chain must be over: set for the trip's task, so that each
-    /// worker is handed the budget that is left (protocol section 5), not the whole of it.
-    @TaskLocal static var tripEnd: ContinuousClock.Instant?
-    /// When the trip down the chain started (set with ``tripEnd``): write-backs of a trip that
-    /// started before an invalidation of their key are dropped.
-    @TaskLocal static var tripStart: ContinuousClock.Instant?
+    /// The queue a request for `worker` waits in when it is full: one for the whole pool here
+    /// (any worker will do); a pool whose requests belong to one worker each has one per worker.
+    func lane(of worker: WorkerSession) -> String { "" }
 
     func perform(_ request: Request) async -> ProviderOutcome {
         await withTaskExecutorPreference(loop) { await forward(request) }
@@ -47,20 +92,29 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
 
     private func forward(_ request: Request) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
-        let end = Self.tripEnd ?? request.deadline.map { ContinuousClock.now + $0 }
+        let trip = Self.trip
+        let budget = trip?.budget ?? TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
         var request = request
         var lost: [String] = []
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
-            guard let worker = choose(for: request, excluding: lost) else {
+            guard let worker = await acquire(for: request, excluding: lost, client: trip?.client ?? 0) else {
+                if Task.isCancelled { return .failure(.cancelled) }
                 if lost.isEmpty {
                     return .failure(ProviderFailure(code: "unavailable", message: "no \(kind) worker is connected"))
                 }
                 return .failure(ProviderFailure(
                     code: "workerLost", message: "every \(kind) worker tried was lost mid-request (\(lost.joined(separator: ", ")))"))
             }
+            worker.reserved -= 1
+            let end = budget.end
             if let end { request.deadline = max(.zero, end - ContinuousClock.now) }
             switch await worker.forward(request) {
+            case .answered(.failure(let failure))
+            where budget.outgrew(end) && Self.ranOutOfTime(failure) && request.isIdempotent:
+                // It ran out of the budget it was sent with, but a waiter with more time joined
+                // since: asked again with the budget that waiter brought.
+                continue
             case .answered(let outcome):
                 return outcome
             case .lost(let reason) where !request.isIdempotent:
@@ -73,17 +127,84 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         }
     }
 
+    /// A worker with a slot reserved for `request`, waiting in turn while the chosen worker
+    /// is full; nil when no worker is left to try, or the task was cancelled.
+    private func acquire(for request: Request, excluding excluded: [String], client: Int) async -> WorkerSession? {
+        while true {
+            guard let worker = choose(for: request, excluding: excluded) else { return nil }
+            if worker.hasRoom {
+                worker.reserved += 1
+                return worker
+            }
+            switch await waitForSlot(in: lane(of: worker), excluding: excluded, client: client) {
+            case .worker(let granted): return granted
+            case .retry: continue
+            case .cancelled: return nil
+            }
+        }
+    }
+
+    private func waitForSlot(in lane: String, excluding excluded: [String], client: Int) async -> Grant {
+        let ticket = nextTicket
+        nextTicket += 1
+        queued += 1
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled { return continuation.resume(returning: .cancelled) }
+                lanes[lane, default: FairQueue()].append(
+                    Waiting(continuation: continuation, excluded: excluded), client: client, ticket: ticket)
+            }
+        } onCancel: {
+            loop.execute { [self] in
+                lanes[lane]?.remove(ticket: ticket, client: client)?.continuation.resume(returning: .cancelled)
+            }
+        }
+    }
+
+    /// Whether `failure` says the worker ran out of the time it was given.
+    private static func ranOutOfTime(_ failure: ProviderFailure) -> Bool {
+        failure.code == "timeout" || failure.code == ChainError.Code.deadlineExceeded.rawValue
+    }
+
+    /// Hands the free slots of `worker` to the requests waiting in its lane, in turn.
+    private func grantSlots(of worker: WorkerSession) {
+        let lane = lane(of: worker)
+        while worker.hasRoom, let next = lanes[lane]?.popNext() {
+            if next.excluded.contains(worker.id) {
+                // This request already lost this worker once: it chooses among the others.
+                next.continuation.resume(returning: .retry)
+                continue
+            }
+            worker.reserved += 1
+            next.continuation.resume(returning: .worker(worker))
+        }
+    }
+
+    /// Sends every waiting request of the pool to choose a worker again.
+    func retryAllWaiting() {
+        for lane in lanes.keys {
+            for waiting in lanes[lane]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+        }
+    }
+
     /// The worker `request` goes to, not among `excluded` (ids of workers lost during this
-    /// request); nil when none is left. Here: the one with the fewest requests in flight.
+    /// request), full or not; nil when none is left. Here: among those with room (else among
+    /// all), the one with the fewest requests in flight.
     func choose(for request: Request, excluding excluded: [String]) -> WorkerSession? {
         guard !workers.isEmpty else { return nil }
         var best: WorkerSession?
         for offset in 0..<workers.count {
             let worker = workers[(cursor + offset) % workers.count]
             guard worker.lostReason == nil, !excluded.contains(worker.id) else { continue }
-            if best == nil || worker.outstanding.count < best!.outstanding.count { best = worker }
+            if let current = best, Self.preference(current) >= Self.preference(worker) { continue }
+            best = worker
         }
         cursor = (cursor + 1) % workers.count
         return best
+    }
+
+    /// How much a worker is preferred: one with room over a full one, then the least loaded.
+    private static func preference(_ worker: WorkerSession) -> (Int, Int) {
+        (worker.hasRoom ? 1 : 0, -worker.load)
     }
 }

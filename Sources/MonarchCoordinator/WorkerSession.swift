@@ -4,7 +4,8 @@ import MonarchLoop
 import MonarchWire
 
 /// The coordinator's side of one registered worker's connection: requests go out with ids of
-/// the coordinator's own, answers come back matched by id. Loop thread only.
+/// the coordinator's own, answers come back matched by id. At most ``capacity`` requests are
+/// out at once (the pool queues the rest). Loop thread only.
 final class WorkerSession: @unchecked Sendable {
     /// How one forwarded request ended.
     enum Reply: Sendable {
@@ -25,16 +26,36 @@ final class WorkerSession: @unchecked Sendable {
     private var waiting: [MessageID: CheckedContinuation<Reply, Never>] = [:]
     /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
     private(set) var outstanding: Set<MessageID> = []
+    /// Requests cancelled and not answered yet, with when the cancel went out: past
+    /// ``cancelGrace`` they are forgotten, so a worker that never answers them does not keep
+    /// their slots (nor the table) for ever.
+    private var cancelled: [MessageID: ContinuousClock.Instant] = [:]
+    /// Slots promised to callers of the pool that have not sent their request yet.
+    var reserved = 0
     /// Requests forwarded so far.
     private(set) var forwarded = 0
     /// Answers received so far.
     private(set) var answered = 0
+    /// Cancelled requests the worker never answered, forgotten after ``cancelGrace``.
+    private(set) var forgotten = 0
+    /// Answers that came for requests no longer waited for (forgotten, or late), ignored.
+    private(set) var lateAnswers = 0
     /// Why the connection ended, once it has.
     private(set) var lostReason: String?
     /// Callers of ``exchange(_:)`` waiting for a `result` or `failure`, by id.
     private var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
     /// Called once when the connection ends.
     var onLost: ((WorkerSession) -> Void)?
+    /// Called when a slot frees up (an answer came, or a cancelled request was forgotten).
+    var onSlotFreed: ((WorkerSession) -> Void)?
+
+    /// How many requests a worker that announces no `capacity` in its hello runs at once.
+    static let defaultCapacity = 64
+    /// How long a cancelled request may stay unanswered before it is forgotten.
+    static let cancelGrace: Duration = .seconds(10)
+
+    /// How many requests the worker runs at once: its hello's `capacity`, else ``defaultCapacity``.
+    let capacity: Int
 
     init(id: String, hello: Hello, connection: FrameConnection, logger: Logger) {
         self.id = id
@@ -42,12 +63,19 @@ final class WorkerSession: @unchecked Sendable {
         self.connection = connection
         self.logger = logger
         self.shardName = hello.name ?? id
+        self.capacity = hello.capacity ?? Self.defaultCapacity
         connection.onMessage = { [unowned self] message in received(message) }
         connection.onEnd = { [self] end in ended(end) }
     }
 
     /// The worker's kind.
     var kind: String { hello.kind ?? "worker" }
+
+    /// Requests out and slots promised.
+    var load: Int { outstanding.count + reserved }
+
+    /// Whether another request may be sent now.
+    var hasRoom: Bool { lostReason == nil && load < capacity }
 
     /// Forwards `request` and waits for the worker's answer. A cancelled caller gets a
     /// `cancelled` failure at once and the worker gets a `cancel`. Runs on the loop.
@@ -84,9 +112,8 @@ final class WorkerSession: @unchecked Sendable {
     }
 
     /// The name keys are sharded on: the worker's own (stable across restarts, so a restarted
-    /// cache worker gets its keys back), else its id. Loop thread only.
-    var shardName: String
-
+    /// cache worker gets its keys back; no two connected workers of a kind share one), else its id.
+    let shardName: String
 
     /// How long a worker may take to answer an admin message before the exchange is given up.
     static let exchangeTimeoutMs: UInt64 = 10_000
@@ -117,9 +144,25 @@ final class WorkerSession: @unchecked Sendable {
         }
     }
 
-    /// Asks the worker to stop working on request `id`; its final answer is still expected.
+    /// Asks the worker to stop working on request `id`; its final answer is still expected,
+    /// for ``cancelGrace``.
     private func cancel(_ id: MessageID) {
+        cancelled[id] = .now
         try? connection.send(.cancel(CancelMessage(id: id)))
+    }
+
+    /// Forgets the cancelled requests the worker has not answered within ``cancelGrace`` of
+    /// their cancel: their slots free up, and an answer that still comes is ignored.
+    func forgetUnansweredCancellations(now: ContinuousClock.Instant = .now) {
+        let overdue = cancelled.filter { now - $0.value > Self.cancelGrace }.keys
+        guard !overdue.isEmpty else { return }
+        for id in overdue {
+            cancelled[id] = nil
+            outstanding.remove(id)
+        }
+        forgotten += overdue.count
+        logger.warning("worker \(id) did not answer \(overdue.count) cancelled request(s) within \(Self.cancelGrace); forgetting them")
+        onSlotFreed?(self)
     }
 
     private func received(_ message: WireMessage) {
@@ -138,14 +181,19 @@ final class WorkerSession: @unchecked Sendable {
         case .pong:
             return
         case .result(let result):
-            connection.fail(ProtocolError(.unexpectedMessage, "no exchange \(result.id) is under way on this connection", id: result.id))
+            // An admin exchange given up on (timed out) may still be answered: ignored.
+            guard result.id < nextID else {
+                connection.fail(ProtocolError(.unexpectedMessage, "no exchange \(result.id) is under way on this connection", id: result.id))
+                return
+            }
+            lateAnswers += 1
             return
         case .ping(let ping):
             // Workers may ping too (protocol section 1), and every ping is answered.
             try? connection.send(.pong(PongMessage(id: ping.id)))
             return
         case .error(let error):
-            logger.error("worker \(id) reported a protocol error: \(error.code.rawValue): \(error.message)")
+            logger.error("worker \(id) reported a protocol error: \(error.code.rawValue): \(LogText.sanitized(error.message))")
             return
         default:
             connection.fail(ProtocolError(.unexpectedMessage, "a worker does not send \(message.type) messages"))
@@ -153,11 +201,19 @@ final class WorkerSession: @unchecked Sendable {
         }
         let id = message.id!
         guard outstanding.remove(id) != nil else {
-            connection.fail(ProtocolError(.unexpectedMessage, "no request \(id) is in flight on this connection", id: id))
+            // A reply to a request this side forgot (or answered twice): ignored (protocol
+            // section 5); one to an id never sent is a protocol error.
+            guard id < nextID else {
+                connection.fail(ProtocolError(.unexpectedMessage, "no request \(id) is in flight on this connection", id: id))
+                return
+            }
+            lateAnswers += 1
             return
         }
+        cancelled[id] = nil
         answered += 1
         waiting.removeValue(forKey: id)?.resume(returning: .answered(outcome))
+        onSlotFreed?(self)
     }
 
     private func ended(_ end: FrameConnection.End) {
@@ -166,6 +222,7 @@ final class WorkerSession: @unchecked Sendable {
         let stranded = waiting
         waiting.removeAll()
         outstanding.removeAll()
+        cancelled.removeAll()
         if !stranded.isEmpty {
             logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
         } else {
@@ -177,6 +234,7 @@ final class WorkerSession: @unchecked Sendable {
         for continuation in unanswered.values { continuation.resume(returning: nil) }
         let onLost = self.onLost
         self.onLost = nil
+        onSlotFreed = nil
         onLost?(self)
     }
 }

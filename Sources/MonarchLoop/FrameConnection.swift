@@ -103,7 +103,7 @@ public final class FrameConnection: @unchecked Sendable {
     /// frame after the one at fault is delivered, and nothing else is sent. Loop thread only.
     public func fail(_ error: ProtocolError) {
         guard endReason == nil, !stream.isClosing else { return }
-        loop.logger.debug("closing connection: \(error)")
+        loop.logger.debug("closing connection: \(LogText.sanitized("\(error)"))")
         try? send(.error(error.errorMessage))
         endReason = .protocolError(error)
         stream.closeAfterWrites()

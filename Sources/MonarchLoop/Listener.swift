@@ -9,8 +9,10 @@ import Glibc
 ///
 /// Each accepted connection is handed to the `onConnection` callback, not yet reading.
 /// A Unix socket file left behind by a dead process is replaced; one that a live process
-/// still listens on is not (binding fails with `EADDRINUSE`). The socket file is removed when
-/// the listener closes. Loop thread only, except ``close()``.
+/// still listens on is not (binding fails with `EADDRINUSE`). A Unix socket file is created
+/// readable and writable by its owner alone (`0600`), or also by one group (`0660`) — never
+/// with wider permissions, whatever the umask, not even for a moment. The socket file is
+/// removed when the listener closes. Loop thread only, except ``close()``.
 public final class Listener: LoopHandle, @unchecked Sendable {
     /// The address asked for.
     public let address: SocketAddress
@@ -20,19 +22,25 @@ public final class Listener: LoopHandle, @unchecked Sendable {
     private let transport: StreamConnection.Transport
     /// Whether this listener created the Unix socket file (and so removes it on close).
     private var ownsSocketFile = false
+    /// The group a Unix socket file is given to (mode `0660`); nil: owner only (`0600`).
+    private let socketGroup: gid_t?
 
     /// Binds and listens on `address`. Loop thread only.
     ///
     /// - Parameters:
+    ///   - socketGroup: for a Unix socket, the group that may connect too (mode `0660`);
+    ///     nil leaves it to the owner (`0600`).
     ///   - onConnection: receives each accepted connection on the loop thread.
-    /// - Throws: ``UVError`` when the address cannot be bound or listened on.
+    /// - Throws: ``UVError`` when the address cannot be bound or listened on, or the socket
+    ///   file cannot be given to `socketGroup`.
     public init(
-        address: SocketAddress, on loop: EventLoop, backlog: Int32 = 511,
+        address: SocketAddress, on loop: EventLoop, backlog: Int32 = 511, socketGroup: gid_t? = nil,
         onConnection: @escaping (StreamConnection) -> Void
     ) throws(UVError) {
         self.address = address
         self.boundAddress = address
         self.onConnection = onConnection
+        self.socketGroup = socketGroup
         switch address {
         case .tcp:
             transport = .tcp
@@ -77,13 +85,21 @@ public final class Listener: LoopHandle, @unchecked Sendable {
             }
         case .unix:
             let path = try address.checkedUnixPath(for: "bind")
+            // The file is created with the umask's permissions: owner only from the start.
+            let previousMask = umask(0o177)
             var result = uv_pipe_bind(pointer(as: uv_pipe_t.self), path)
             if result == UVCode.eaddrinuse && UnixSocketProbe.isStale(path: path) {
                 unlink(path)
                 result = uv_pipe_bind(pointer(as: uv_pipe_t.self), path)
             }
+            umask(previousMask)
             try UVError.check(result, "bind \(address)")
             ownsSocketFile = true
+            if let socketGroup {
+                guard chown(path, uid_t.max, socketGroup) == 0, chmod(path, 0o660) == 0 else {
+                    throw UVError(code: -errno, operation: "give \(path) to group \(socketGroup)")
+                }
+            }
         }
     }
 

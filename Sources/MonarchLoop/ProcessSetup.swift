@@ -17,6 +17,20 @@ public enum ProcessSetup {
         }
     }
 
+    /// Raises this process's limit of open descriptors to the most it may have (its hard
+    /// limit), and returns the limit now in force.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
     /// The folder this process's executable lives in (the Monarch executables are built and
     /// installed side by side); `.` when it cannot be read.
     public static var executableDirectory: String {

@@ -16,6 +16,11 @@ public struct PathError: Error, Sendable, Equatable, CustomStringConvertible {
         case nulByte
         /// The text starts like a URL (`scheme://`) but is not a usable http or https URL.
         case invalidURL
+        /// A component that fills an upstream URL's path holds a `/` or `\` once decoded
+        /// (`%2F`, `%5C`): it would add segments, `..` among them, to the upstream's path.
+        case separatorInComponent
+        /// The path is over a configured limit (bytes or components).
+        case tooLong
     }
 
     /// The kind of problem.

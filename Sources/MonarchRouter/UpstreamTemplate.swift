@@ -123,14 +123,27 @@ public struct UpstreamTemplate: Sendable, CustomStringConvertible {
     /// same way, joined by "/". Literal segments and the template's own query are copied as
     /// written. The query items follow in order as `name=value`, or just `name` when the value
     /// is nil, encoded the same way and joined by "&", after the template's query if it has one.
-    public func url(parameters: [String: String], remainder: [String], query: [QueryItem]) -> String {
+    ///
+    /// - Throws: ``PathError`` `separatorInComponent` when a value that fills a path segment
+    ///   (a parameter, or a remainder component) holds a `/` or `\`: encoded, it would still
+    ///   reach origins that decode `%2F` or `%5C` into separators, and `..%2F..%2F.env` would
+    ///   climb out of the template's path. (`.` and `..` components never get this far: the
+    ///   path parser refuses them.)
+    public func url(parameters: [String: String], remainder: [String], query: [QueryItem]) throws(PathError) -> String {
         var url = origin
         if !pieces.isEmpty {
-            let path = pieces.map { piece in
+            var path: [String] = []
+            for piece in pieces {
                 switch piece {
-                case .literal(let text): return text
-                case .parameter(let name): return Self.encode(parameters[name] ?? "")
-                case .remainder: return remainder.map(Self.encode).joined(separator: "/")
+                case .literal(let text):
+                    path.append(text)
+                case .parameter(let name):
+                    let value = parameters[name] ?? ""
+                    try Self.checkSegment(value, naming: "the parameter \(name)")
+                    path.append(Self.encode(value))
+                case .remainder:
+                    for component in remainder { try Self.checkSegment(component, naming: "a component") }
+                    path.append(remainder.map(Self.encode).joined(separator: "/"))
                 }
             }
             url += "/" + path.joined(separator: "/")
@@ -140,6 +153,13 @@ public struct UpstreamTemplate: Sendable, CustomStringConvertible {
             url += "?" + items.joined(separator: "&")
         }
         return url
+    }
+
+    private static func checkSegment(_ value: String, naming what: String) throws(PathError) {
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }) else { return }
+        throw PathError(
+            .separatorInComponent,
+            "\(what) (\(value.debugDescription)) holds a / or \\, which would change the upstream's path")
     }
 
     private static func encode(_ text: String) -> String {

@@ -14,6 +14,13 @@ public struct WorkerCounters: Sendable, Equatable {
     public var cancels = 0
     /// Requests being served now.
     public var inFlight = 0
+    /// Answers (responses, misses, failures, or `result`s of `store`, `invalidate` and
+    /// `status`) too large for the coordinator's frame limit, sent instead as a
+    /// `responseTooLarge` failure; a request's is also counted in ``failures``.
+    public var tooLarge = 0
+    /// Answers that could not be sent at all (the connection had ended, or not even the
+    /// `responseTooLarge` failure fitted in a frame); each was logged at error level.
+    public var unsent = 0
 
     /// The counters as a `result` message's data.
     public var resultData: [String: JSONValue] {
@@ -21,6 +28,7 @@ public struct WorkerCounters: Sendable, Equatable {
             "requests": .integer(Int64(requests)), "responses": .integer(Int64(responses)),
             "misses": .integer(Int64(misses)), "failures": .integer(Int64(failures)),
             "cancels": .integer(Int64(cancels)), "inFlight": .number(Double(inFlight)),
+            "tooLarge": .integer(Int64(tooLarge)), "unsent": .integer(Int64(unsent)),
         ]
     }
 

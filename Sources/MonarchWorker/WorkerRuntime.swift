@@ -15,6 +15,14 @@ import Synchronization
 /// answer, usually a `cancelled` failure, is still sent). A worker asked to stop (``drain()``)
 /// answers new requests with an `unavailable` failure, so the coordinator retries them on
 /// another worker, and closes once the requests it runs are answered.
+///
+/// Answers keep to the frame limit the coordinator announced in its `welcome` (the protocol's
+/// 16 MiB when it announced none): an answer (a response, miss or failure, or the `result` of a
+/// `store`, `invalidate` or `status`) whose JSON is larger is never sent, and never silently
+/// dropped either: a `failure` with code `responseTooLarge`, naming the answer's size and the
+/// limit, goes out instead for the same id (counted in ``WorkerCounters/tooLarge``). An answer
+/// that cannot be sent at all (the connection ended, or not even that failure fits) is logged
+/// at error level and counted in ``WorkerCounters/unsent``.
 public final class WorkerRuntime: Sendable {
     /// Who the worker is.
     public let identity: WorkerIdentity
@@ -23,6 +31,8 @@ public final class WorkerRuntime: Sendable {
     /// The loop the worker's connection and tasks run on.
     public let loop: EventLoop
     private let logger: Logger
+    private let adoptLimits: @Sendable (AnswerLimits) -> Void
+    private let codec = MessageCodec()
     private let state = Mutex(State())
 
     private struct State {
@@ -34,18 +44,32 @@ public final class WorkerRuntime: Sendable {
         var counters = WorkerCounters()
         var draining = false
         var connection: AsyncFrameConnection?
+        var limits = AnswerLimits.protocolDefault
     }
 
     /// A runtime serving `provider` as `identity` on `loop`.
-    public init(identity: WorkerIdentity, provider: any RequestProvider, loop: EventLoop, logger: Logger) {
+    ///
+    /// - Parameter adoptLimits: called once the coordinator's `welcome` arrived, before any
+    ///   request is served, with the limits its answers must keep to; a provider that reads or
+    ///   fetches bodies caps them at ``AnswerLimits/maxBodyBytes`` there, so that an oversized
+    ///   body fails early with a clear failure.
+    public init(
+        identity: WorkerIdentity, provider: any RequestProvider, loop: EventLoop, logger: Logger,
+        adoptLimits: @escaping @Sendable (AnswerLimits) -> Void = { _ in }
+    ) {
         self.identity = identity
         self.provider = provider
         self.loop = loop
         self.logger = logger
+        self.adoptLimits = adoptLimits
     }
 
     /// What the worker has done so far.
     public var counters: WorkerCounters { state.withLock { $0.counters } }
+
+    /// The limits answers keep to: the last welcome's (the protocol's default before the
+    /// first).
+    public var limits: AnswerLimits { state.withLock { $0.limits } }
 
     /// Connects to the coordinator at `address`, registers, and serves until the coordinator
     /// closes the connection (returns) or the connection fails (throws).
@@ -59,7 +83,17 @@ public final class WorkerRuntime: Sendable {
             throw .cannotConnect(address, "\(error)")
         }
         let welcome = try await register(on: connection)
-        logger.info("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name)")
+        let limits = AnswerLimits(welcome: welcome)
+        let frames = connection.connection
+        do {
+            try await loop.submit { frames.maxOutboundFrameBytes = limits.maxFrameBytes }
+        } catch {
+            await connection.close()
+            throw .connectionFailed("\(error)")
+        }
+        state.withLock { $0.limits = limits }
+        adoptLimits(limits)
+        logger.info("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
         state.withLock { $0.connection = connection }
         defer { state.withLock { $0.connection = nil } }
         do {
@@ -112,9 +146,9 @@ public final class WorkerRuntime: Sendable {
             }
             task?.cancel()
         case .ping(let ping):
-            try? await connection.send(.pong(PongMessage(id: ping.id)))
+            await send(prepare(.pong(PongMessage(id: ping.id))), on: connection)
         case .status(let status):
-            try? await connection.send(.result(ResultMessage(id: status.id, data: counters.resultData)))
+            await send(prepare(.result(ResultMessage(id: status.id, data: counters.resultData))), on: connection)
         case .store(let store):
             maintain(store.id, on: connection) { cache throws(ProviderFailure) in
                 try await cache.store(Response(store), under: store.key)
@@ -153,7 +187,7 @@ public final class WorkerRuntime: Sendable {
                 answer = .failure(FailureMessage(
                     id: id, error: .init(code: "invalidRequest", message: "a \(kind) worker keeps no responses")))
             }
-            try? await connection.send(answer)
+            await self.send(self.prepare(answer), on: connection)
         }
     }
 
@@ -177,23 +211,86 @@ public final class WorkerRuntime: Sendable {
         }
         if let refusal {
             state.withLock { $0.counters.count(refusal) }
-            Task(executorPreference: loop) { try? await connection.send(refusal) }
+            Task(executorPreference: loop) { await self.send(self.prepare(refusal), on: connection) }
             return
         }
         let provider = self.provider
         let source = identity.kind
         let task = Task(executorPreference: loop) {
             let outcome = await provider.perform(Request(message))
-            let answer = outcome.message(id: id, source: source)
+            let outgoing = self.prepare(outcome.message(id: id, source: source), source: source)
             self.state.withLock { state in
                 if state.tasks.removeValue(forKey: id) == nil { state.answeredEarly.insert(id) }
-                state.counters.count(answer)
+                // What the coordinator gets is counted: a response too large is a failure.
+                state.counters.count(outgoing.message)
             }
-            try? await connection.send(answer)
+            await self.send(outgoing, on: connection)
         }
         state.withLock { state in
             // A fast provider may have answered before its task could be recorded.
             if state.answeredEarly.remove(id) == nil { state.tasks[id] = task }
+        }
+    }
+
+    /// An answer ready to go out: what the coordinator gets (the answer, or the
+    /// `responseTooLarge` failure that replaces it) and its encoded payload, nil when nothing
+    /// can be sent (then `problem` says why).
+    private struct Outgoing {
+        var message: WireMessage
+        var payload: [UInt8]?
+        var replaced = false
+        var problem: String?
+    }
+
+    /// Encodes `answer` and checks it against the frame limit. An answer that does not fit is
+    /// replaced by a `responseTooLarge` failure for the same id (carrying `source` as its one
+    /// attempt for a request's answer, as a provider's failure does).
+    private func prepare(_ answer: WireMessage, source: String? = nil) -> Outgoing {
+        let limit = state.withLock { $0.limits.maxFrameBytes }
+        let payload = codec.encode(answer)
+        guard payload.count > limit else { return Outgoing(message: answer, payload: payload) }
+        let what = "the \(answer.type)" + (answer.id.map { " answering \($0)" } ?? "")
+        let why = "\(what) is \(payload.count) bytes as JSON, more than the coordinator's frame limit of \(limit) bytes"
+        guard let id = answer.id else { return Outgoing(message: answer, problem: why) }
+        let failure: WireMessage
+        if let source {
+            failure = ProviderOutcome.failure(ProviderFailure(code: "responseTooLarge", message: why))
+                .message(id: id, source: source)
+        } else {
+            failure = .failure(FailureMessage(id: id, error: .init(code: "responseTooLarge", message: why)))
+        }
+        let replacement = codec.encode(failure)
+        guard replacement.count <= limit else {
+            return Outgoing(
+                message: failure, replaced: true,
+                problem: "\(why); not even the responseTooLarge failure (\(replacement.count) bytes) fits")
+        }
+        return Outgoing(message: failure, payload: replacement, replaced: true)
+    }
+
+    /// Sends a prepared answer; what cannot be sent is logged at error level and counted.
+    private func send(_ outgoing: Outgoing, on connection: AsyncFrameConnection) async {
+        if outgoing.replaced { state.withLock { $0.counters.tooLarge += 1 } }
+        guard let payload = outgoing.payload else {
+            state.withLock { $0.counters.unsent += 1 }
+            logger.error("cannot answer the coordinator: \(outgoing.problem ?? "the answer does not fit in a frame")")
+            return
+        }
+        if outgoing.replaced, case .failure(let failure) = outgoing.message {
+            logger.warning("answering \(failure.id) with responseTooLarge: \(failure.error.message)")
+        }
+        do {
+            if Task.isCancelled {
+                // A cancelled request still gets its answer: a cancelled task would give up
+                // waiting for a socket that is not writable, so another task sends it.
+                try await Task(executorPreference: loop) { try await connection.send(payload: payload) }.value
+            } else {
+                try await connection.send(payload: payload)
+            }
+        } catch {
+            state.withLock { $0.counters.unsent += 1 }
+            let what = outgoing.message.id.map { "the \(outgoing.message.type) answering \($0)" } ?? "a \(outgoing.message.type)"
+            logger.error("could not send \(what) to the coordinator: \(error)")
         }
     }
 

@@ -283,15 +283,20 @@ struct CacheTests {
 
 @Suite("Cache workers started by hand")
 struct HandStartedCacheTests {
-    @Test("Two cache workers with one name are kept apart; invalidate names a known worker that is not connected")
+    @Test("A second worker with a connected worker's name is refused; invalidate names a known worker that is not connected")
     func duplicateNamesAndAbsentWorkers() async throws {
         try await TestCluster.with(cacheConfig(cacheCount: 0, file: false)) { cluster in
             let worker = "\(cluster.workerAddress)"
             let first = try Spawned(Executables.cacheWorker, ["--coordinator", worker, "--name", "twin", "--memory-only"])
             defer { first.signal(SIGKILL) }
             try await eventually("the first cache worker") { try await cluster.status().workers("cache").count == 1 }
-            let second = try Spawned(Executables.cacheWorker, ["--coordinator", worker, "--name", "twin", "--memory-only"])
-            defer { second.signal(SIGKILL) }
+            // An impostor (or a mistake) with the same name: refused, so it never takes the twin's keys.
+            let impostor = try Spawned(Executables.cacheWorker, ["--coordinator", worker, "--name", "twin", "--memory-only"])
+            defer { impostor.signal(SIGKILL) }
+            #expect(try await impostor.waitForExit(timeout: 20) != 0)
+            #expect(impostor.stderr.text.contains("already connected"), "\(impostor.stderr.text)")
+            let other = try Spawned(Executables.cacheWorker, ["--coordinator", worker, "--name", "other", "--memory-only"])
+            defer { other.signal(SIGKILL) }
             try await eventually("the second cache worker") { try await cluster.status().workers("cache").count == 2 }
 
             let client = try await cluster.connect()
@@ -305,9 +310,8 @@ struct HandStartedCacheTests {
             for path in paths {
                 #expect(try await perform(client, Request(path: path)).success?.source == "cache", "\(path)")
             }
-            // Kept apart: both hold a share of the keys (one name alone would give one worker all).
             for status in try await cluster.status().workers("cache") {
-                #expect(status.forwarded > 0, "a twin got no keys")
+                #expect(status.forwarded > 0, "a worker got no keys")
             }
 
             // The worker registered under its own name leaves: invalidation says so.

@@ -39,8 +39,12 @@ struct Fixture {
         guard mkfifo(base + "/" + path, 0o644) == 0 else { throw POSIXFailure(call: "mkfifo", code: errno) }
     }
 
-    func store(maxFileBytes: Int = 12 << 20) async throws -> BundleStore {
-        try await BundleStore(root: bundle, on: loop, maxFileBytes: maxFileBytes)
+    func store(
+        maxFileBytes: Int = BundleStore.defaultMaxFileBytes, serveDotfiles: Bool = false,
+        resolution: BundleStore.Resolution? = nil
+    ) async throws -> BundleStore {
+        try await BundleStore(
+            root: bundle, on: loop, maxFileBytes: maxFileBytes, serveDotfiles: serveDotfiles, resolution: resolution)
     }
 }
 
@@ -78,6 +82,7 @@ extension BundleAnswer {
     var isRefused: Bool { if case .refused = self { true } else { false } }
     var isNotFound: Bool { if case .notFound = self { true } else { false } }
     var isFailed: Bool { if case .failed = self { true } else { false } }
+    var isTooLarge: Bool { if case .tooLarge = self { true } else { false } }
     var body: [UInt8]? { if case .file(let body, _) = self { body } else { nil } }
     var contentType: String? { if case .file(_, let type) = self { type } else { nil } }
 }

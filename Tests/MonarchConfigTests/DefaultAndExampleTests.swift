@@ -19,10 +19,10 @@ import Testing
                 .init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/app/Bundle", latency: .zero)),
                 .init(kind: "cache", count: 1, settings: .cache(store: "sqlite:/srv/app/.monarch/cache.db", memoryBytes: 64 << 20)),
                 .init(kind: "network", count: 1, settings: .network(allow: ["127.0.0.1:8080"])),
-            ],
-            defaultTimeout: .seconds(30),
-            maxFrameBytes: 16 << 20
+            ]
         ))
+        #expect(configuration.limits.timeout == .seconds(30))
+        #expect(configuration.limits.maxFrameBytes == 16 << 20)
     }
 
     @Test func theDefaultTextIsCommentedYAML() throws {

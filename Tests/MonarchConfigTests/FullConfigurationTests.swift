@@ -63,8 +63,8 @@ import Testing
             .init(kind: "bundle", count: 1, settings: .bundle(root: "/srv/monarch/Bundle", latency: .zero)),
             .init(kind: "network", count: 2, settings: .network(allow: ["127.0.0.1:8080"])),
         ])
-        #expect(configuration.defaultTimeout == .seconds(10))
-        #expect(configuration.maxFrameBytes == 1 << 20)
+        #expect(configuration.limits.timeout == .seconds(10))
+        #expect(configuration.limits.maxFrameBytes == 1 << 20)
         #expect(configuration.domain(named: "assets")?.providers.first == "cache")
         #expect(configuration.workerPool(kind: "network")?.count == 2)
         #expect(configuration.workerPool(kind: "redis") == nil)
@@ -114,8 +114,8 @@ import Testing
             .init(kind: "cache", count: 1, settings: .cache(store: nil, memoryBytes: nil)),
             .init(kind: "network", count: 0, settings: .network(allow: [])),
         ])
-        #expect(configuration.defaultTimeout == Configuration.standardTimeout)
-        #expect(configuration.maxFrameBytes == Configuration.standardMaxFrameBytes)
+        #expect(configuration.limits.timeout == Configuration.standardTimeout)
+        #expect(configuration.limits.maxFrameBytes == Configuration.standardMaxFrameBytes)
     }
 
     @Test func knownKindsServeDomainsWithoutAWorkersEntry() throws {
@@ -183,8 +183,52 @@ import Testing
         let configuration = try Configuration.parse(
             yaml: validHead + "limits: {timeout: 2m, maxFrame: 256MiB}\n", baseDirectory: "/srv"
         )
-        #expect(configuration.defaultTimeout == .seconds(120))
-        #expect(configuration.maxFrameBytes == Configuration.maxFrameBytesLimit)
+        #expect(configuration.limits.timeout == .seconds(120))
+        #expect(configuration.limits.maxFrameBytes == Configuration.maxFrameBytesLimit)
+    }
+
+    @Test("Every limits key sets its bound; absent ones keep the standard values")
+    func everyLimitKeyParses() throws {
+        let configuration = try Configuration.parse(yaml: validHead + """
+            limits:
+              timeout: 5s
+              maxFrame: 1MB
+              helloFrame: 4KB
+              helloTimeout: 2s
+              handshakes: 3
+              clients: 4
+              workers: 5
+              idleTimeout: 6s
+              inFlightPerClient: 7
+              inFlight: 8
+              clientQueue: 2MB
+              pathBytes: 100
+              pathComponents: 9
+              headers: 10
+              headerBytes: 200
+              queryItems: 11
+              queryBytes: 300
+              backgroundTasks: 12
+              invalidations: 13
+              invalidateBytes: 400
+
+            """, baseDirectory: "/srv")
+        let limits = configuration.limits
+        #expect(limits.timeout == .seconds(5))
+        #expect(limits.maxFrameBytes == 1 << 20)
+        #expect(limits.helloFrameBytes == 4 << 10)
+        #expect(limits.helloTimeout == .seconds(2))
+        #expect([limits.handshakes, limits.clients, limits.workers] == [3, 4, 5])
+        #expect(limits.idleTimeout == .seconds(6))
+        #expect([limits.inFlightPerClient, limits.inFlight] == [7, 8])
+        #expect(limits.clientQueueBytes == 2 << 20)
+        #expect([limits.pathBytes, limits.pathComponents, limits.headers, limits.headerBytes] == [100, 9, 10, 200])
+        #expect([limits.queryItems, limits.queryBytes, limits.backgroundTasks] == [11, 300, 12])
+        #expect([limits.invalidations, limits.invalidateBytes] == [13, 400])
+        #expect(try Configuration.parse(yaml: validHead, baseDirectory: "/srv").limits == Configuration.Limits())
+        // A frame limit above the standard queue raises the queue with it, so any one answer fits.
+        let big = try Configuration.parse(yaml: validHead + "limits: {maxFrame: 128MB}\n", baseDirectory: "/srv")
+        #expect(big.limits.clientQueueBytes == 128 << 20)
     }
 
     @Test func everyPolicyNameParses() throws {

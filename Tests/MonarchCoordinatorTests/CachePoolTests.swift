@@ -6,23 +6,60 @@ import MonarchWire
 import Testing
 
 @Suite struct CachePoolTests {
+    func makePool(on loop: EventLoop, memory: Duration = .seconds(60), limit: Int = 1000) -> CachePool {
+        CachePool(kind: "cache", loop: loop, logger: Logger(label: "test"), invalidationMemory: memory, invalidationLimit: limit)
+    }
+
+    func request(_ key: String) -> Request { Request(path: "p", route: RouteContext(cacheKey: key)) }
+
+    func store(_ pool: CachePool, _ key: String, tripStartedAt start: ContinuousClock.Instant) async {
+        await WorkerPool.$trip.withValue(WorkerPool.Trip(start: start, budget: nil, client: 0)) {
+            await pool.store(Response(), for: request(key))
+        }
+    }
+
     @Test("a write-back from a trip that started before an invalidation of its key is dropped")
     func writeBackAfterInvalidation() async throws {
         let loop = try EventLoop(name: "cache-pool-test")
         defer { _ = loop.shutdown() }
-        let pool = CachePool(kind: "cache", loop: loop, logger: Logger(label: "test"))
-        func request(_ key: String) -> Request { Request(path: "p", route: RouteContext(cacheKey: key)) }
+        let pool = makePool(on: loop)
 
         let startedBefore = ContinuousClock.now
-        _ = await pool.invalidate(.prefix("GET api users/"))
-        await WorkerPool.$tripStart.withValue(startedBefore) {
-            await pool.store(Response(), for: request("GET api users/1"))
-            await pool.store(Response(), for: request("GET api posts/1"))
-        }
-        await WorkerPool.$tripStart.withValue(.now) {
-            await pool.store(Response(), for: request("GET api users/2"))
-        }
+        _ = await pool.invalidate(InvalidateMessage.Target.prefix("GET api users/"))
+        await store(pool, "GET api users/1", tripStartedAt: startedBefore)
+        await store(pool, "GET api posts/1", tripStartedAt: startedBefore)
+        await store(pool, "GET api users/2", tripStartedAt: .now)
         // Only the first was dropped: the others found no worker to go to, which is not a skip.
         #expect(try await loop.submit { pool.storesSkipped } == 1)
+    }
+
+    @Test("invalidations remembered stay within their limit: the oldest fold into one covering every key")
+    func invalidationMemoryIsBoundedInCount() async throws {
+        let loop = try EventLoop(name: "cache-pool-test")
+        defer { _ = loop.shutdown() }
+        let pool = makePool(on: loop, limit: 3)
+        let startedBefore = ContinuousClock.now
+        for index in 0..<10 { _ = await pool.invalidate(InvalidateMessage.Target.key("GET api k\(index)")) }
+        #expect(try await loop.submit { pool.rememberedInvalidations } == 3)
+        // A key never invalidated, from a trip older than the folded invalidations: dropped too.
+        await store(pool, "GET api other", tripStartedAt: startedBefore)
+        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        // A trip that started after all of them keeps its write-back (no worker: not a skip).
+        await store(pool, "GET api other", tripStartedAt: .now)
+        #expect(try await loop.submit { pool.storesSkipped } == 1)
+    }
+
+    @Test("invalidations are forgotten once no trip under way can need them")
+    func invalidationMemoryIsBoundedInTime() async throws {
+        let loop = try EventLoop(name: "cache-pool-test")
+        defer { _ = loop.shutdown() }
+        let pool = makePool(on: loop, memory: .milliseconds(50), limit: 1)
+        for index in 0..<3 { _ = await pool.invalidate(InvalidateMessage.Target.key("GET api k\(index)")) }
+        #expect(try await loop.submit { pool.rememberedInvalidations } == 1)
+        try await loop.submit { pool.forgetOldInvalidations(now: .now + .seconds(1)) }
+        #expect(try await loop.submit { pool.rememberedInvalidations } == 0)
+        // Nothing is remembered, folded or not: an old trip's write-back is kept (no worker: not a skip).
+        await store(pool, "GET api k0", tripStartedAt: .now - .seconds(10))
+        #expect(try await loop.submit { pool.storesSkipped } == 0)
     }
 }

@@ -15,12 +15,16 @@ import Testing
     ]
 
     /// Plans `message` against the routes above, with pools that never run.
-    func plan(_ message: RequestMessage, defaultTimeout: Duration = .seconds(30)) throws(ChainError) -> RequestPlan {
+    func plan(
+        _ message: RequestMessage, defaultTimeout: Duration = .seconds(30), limits: Configuration.Limits = Configuration.Limits()
+    ) throws(ChainError) -> RequestPlan {
         let loop = try! EventLoop(name: "plan-tests")
         defer { _ = loop.shutdown() }
         let router = try! Router<RouteOptions>(routes: Self.routes)
         let chains = ["api": [WorkerPool(kind: "network", loop: loop)], "static": [WorkerPool(kind: "bundle", loop: loop)]]
-        return try RequestPlan(message, router: router, chains: chains, defaultTimeout: defaultTimeout)
+        var limits = limits
+        limits.timeout = defaultTimeout
+        return try RequestPlan(message, router: router, chains: chains, limits: limits)
     }
 
     @Test func aRouteGivesItsDomainParametersUpstreamTTLPolicyAndKey() throws {

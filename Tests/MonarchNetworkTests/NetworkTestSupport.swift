@@ -14,7 +14,8 @@ struct Harness: Sendable {
 
     /// A provider allowing the origin (and httpbin, when running) unless `allow` is given.
     func provider(
-        allow: [String]? = nil, retries: Int = 2, maxRedirects: Int = 5, maxResponseBytes: Int = 64 << 20,
+        allow: [String]? = nil, retries: Int = 2, maxRedirects: Int = 5,
+        maxResponseBytes: Int = NetworkConfiguration.defaultMaxResponseBytes,
         connectTimeout: Duration = .seconds(5)
     ) -> NetworkProvider {
         let entries = allow ?? [origin.allowEntry] + (httpbin.map { [$0.allowEntry] } ?? [])

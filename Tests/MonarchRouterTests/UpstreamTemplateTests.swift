@@ -24,13 +24,12 @@ import Testing
         let ipv6 = try UpstreamTemplate("http://[::1]:9000/users/:id", for: users)
         #expect(ipv6.host == "::1")
         #expect(ipv6.port == 9000)
-        #expect(ipv6.url(parameters: ["id": "1"], remainder: [], query: []) == "http://[::1]:9000/users/1")
+        #expect(try ipv6.url(parameters: ["id": "1"], remainder: [], query: []) == "http://[::1]:9000/users/1")
     }
 
     @Test(arguments: [
         ("1", "1"),
         ("a b", "a%20b"),
-        ("a/b", "a%2Fb"),
         ("what?", "what%3F"),
         ("#top", "%23top"),
         ("café", "caf%C3%A9"),
@@ -40,13 +39,29 @@ import Testing
     ])
     func encodesParameterValues(value: String, encoded: String) throws {
         let template = try UpstreamTemplate("http://127.0.0.1:8080/users/:id", for: users)
-        #expect(template.url(parameters: ["id": value], remainder: [], query: []) == "http://127.0.0.1:8080/users/\(encoded)")
+        #expect(try template.url(parameters: ["id": value], remainder: [], query: []) == "http://127.0.0.1:8080/users/\(encoded)")
     }
 
     @Test func fillsTheRemainderComponentByComponent() throws {
         let template = try UpstreamTemplate("http://h:1/static/:kind/...", for: assets)
-        let url = template.url(parameters: ["kind": "img"], remainder: ["x y", "a/b.png"], query: [])
-        #expect(url == "http://h:1/static/img/x%20y/a%2Fb.png")
+        let url = try template.url(parameters: ["kind": "img"], remainder: ["x y", "b.png"], query: [])
+        #expect(url == "http://h:1/static/img/x%20y/b.png")
+    }
+
+    @Test("A parameter or remainder component holding / or \\ (from %2F, %5C) is refused, never sent upstream",
+          arguments: ["../../.env", "a/b", "..\\..\\x", "\\", "/"])
+    func refusesSeparatorsInFilledSegments(value: String) throws {
+        let users = try UpstreamTemplate("http://h/data/users/:id", for: users)
+        let error = #expect(throws: PathError.self) { try users.url(parameters: ["id": value], remainder: [], query: []) }
+        #expect(error?.code == .separatorInComponent)
+        let static_ = try UpstreamTemplate("http://h:1/static/:kind/...", for: assets)
+        let remainderError = #expect(throws: PathError.self) {
+            try static_.url(parameters: ["kind": "img"], remainder: ["ok", value], query: [])
+        }
+        #expect(remainderError?.code == .separatorInComponent)
+        // Separators in query values are data, not structure: they are encoded and sent.
+        let withQuery = try users.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "q", value: value)])
+        #expect(withQuery.hasPrefix("http://h/data/users/1?q=") && !withQuery.dropFirst(24).contains("/"))
     }
 
     @Test func appendsTheQueryEncoded() throws {
@@ -56,35 +71,40 @@ import Testing
             QueryItem(name: "a", value: "x y&z"), QueryItem(name: "e", value: ""),
             QueryItem(name: "k=", value: "+"),
         ]
-        #expect(template.url(parameters: ["id": "1"], remainder: [], query: query) == "http://h/users/1?a=1&b&a=x%20y%26z&e=&k%3D=%2B")
+        #expect(try template.url(parameters: ["id": "1"], remainder: [], query: query) == "http://h/users/1?a=1&b&a=x%20y%26z&e=&k%3D=%2B")
         #expect(
-            template.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "a", value: "1"), QueryItem(name: "b", value: nil)])
+            try template.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "a", value: "1"), QueryItem(name: "b", value: nil)])
                 == "http://h/users/1?a=1&b")
     }
 
     @Test func keepsTheTemplatesOwnQueryFirst() throws {
         let template = try UpstreamTemplate("http://h/users/:id?key=k1", for: users)
-        #expect(template.url(parameters: ["id": "1"], remainder: [], query: []) == "http://h/users/1?key=k1")
-        #expect(template.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "b", value: nil)]) == "http://h/users/1?key=k1&b")
+        #expect(try template.url(parameters: ["id": "1"], remainder: [], query: []) == "http://h/users/1?key=k1")
+        #expect(try template.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "b", value: nil)]) == "http://h/users/1?key=k1&b")
         let bare = try UpstreamTemplate("http://h/users/:id?", for: users)
-        #expect(bare.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "b", value: nil)]) == "http://h/users/1?b")
+        #expect(try bare.url(parameters: ["id": "1"], remainder: [], query: [QueryItem(name: "b", value: nil)]) == "http://h/users/1?b")
     }
 
     @Test func copiesLiteralSegmentsAndSlashesAsWritten() throws {
         #expect(try UpstreamTemplate("http://h", for: users).url(parameters: ["id": "1"], remainder: [], query: []) == "http://h")
         #expect(try UpstreamTemplate("http://h/", for: users).url(parameters: ["id": "1"], remainder: [], query: []) == "http://h/")
         let template = try UpstreamTemplate("http://h/v1/people/:id/", for: users)
-        #expect(template.url(parameters: ["id": "7"], remainder: [], query: []) == "http://h/v1/people/7/")
+        #expect(try template.url(parameters: ["id": "7"], remainder: [], query: []) == "http://h/v1/people/7/")
     }
 
     @Test func fillsFromARealMatch() throws {
         var router = Router<UpstreamTemplate>()
         router.add(assets, try UpstreamTemplate("http://127.0.0.1:8080/assets/:kind/...", for: assets))
-        let path = try ResourcePath(parsing: "/assets/img/a%20b/c%2Fd.png?v=1&raw")
+        let path = try ResourcePath(parsing: "/assets/img/a%20b/c%3Fd.png?v=1&raw")
         let match = try #require(router.match(path))
         #expect(
-            match.target.url(parameters: match.parameters, remainder: match.remainder, query: path.query)
-                == "http://127.0.0.1:8080/assets/img/a%20b/c%2Fd.png?v=1&raw")
+            try match.target.url(parameters: match.parameters, remainder: match.remainder, query: path.query)
+                == "http://127.0.0.1:8080/assets/img/a%20b/c%3Fd.png?v=1&raw")
+        let escaping = try ResourcePath(parsing: "/assets/img/..%2F..%2F.env")
+        let escapingMatch = try #require(router.match(escaping))
+        #expect(throws: PathError.self) {
+            try escapingMatch.target.url(parameters: escapingMatch.parameters, remainder: escapingMatch.remainder, query: [])
+        }
     }
 
     static let invalid: [(String, String)] = [

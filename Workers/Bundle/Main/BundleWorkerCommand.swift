@@ -29,11 +29,20 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     @Option(help: "Simulated latency in milliseconds before every answer (fixtures that behave like a slow network).")
     var latencyMs: UInt64 = 0
 
-    @Option(help: "The largest file served, in bytes.")
-    var maxFileBytes: Int = 12 << 20
+    @Option(help: ArgumentHelp(
+        "The largest file served, in bytes; larger files get a responseTooLarge failure.",
+        discussion: "Also capped by the largest body that fits in a frame the coordinator accepts (its welcome's maxFrameBytes, less 64 KiB, in base64); the default fits the protocol's default 16 MiB frame."))
+    var maxFileBytes: Int = BundleStore.defaultMaxFileBytes
+
+    @Flag(help: "Serve paths with a component starting with \".\" (.env, .git/config); by default they are misses, like files that are not there.")
+    var serveDotfiles = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
+
+    func validate() throws {
+        guard maxFileBytes >= 0 else { throw ValidationError("--max-file-bytes must be 0 or more") }
+    }
 
     func run() async throws {
         ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
@@ -49,7 +58,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
         defer { _ = loop.shutdown() }
         let store: BundleStore
         do {
-            store = try await BundleStore(root: root, on: loop, maxFileBytes: maxFileBytes)
+            store = try await BundleStore(root: root, on: loop, maxFileBytes: maxFileBytes, serveDotfiles: serveDotfiles)
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
@@ -57,8 +66,12 @@ struct BundleWorkerCommand: AsyncParsableCommand {
         let runtime = WorkerRuntime(
             identity: identity,
             provider: BundleProvider(store: store, latency: .milliseconds(Int64(clamping: latencyMs))),
-            loop: loop, logger: logger)
-        logger.info("serving \(store.root)")
+            loop: loop, logger: logger
+        ) { limits in
+            store.limitBodies(toFitFrameBodiesOf: limits.maxBodyBytes)
+            logger.info("files served up to \(store.effectiveMaxFileBytes) bytes (\(limits))")
+        }
+        logger.info("serving \(store.root), opening files \(store.resolution)\(serveDotfiles ? ", hidden files included" : "")")
         try await WorkerMain.serve(runtime, coordinator: address, logger: logger)
     }
 }

@@ -9,8 +9,11 @@ import MonarchRouter
 /// The bundle worker's provider: a request's path names a file under the bundle folder.
 ///
 /// `GET` and `HEAD` only. A file that is there is a 200 response with its content type; one
-/// that is not (or a directory) is a miss, so later providers may have it; a path that would
-/// leave the folder is a `forbidden` failure; an optional simulated latency delays every
+/// that is not (or a directory, a hidden file, a symbolic link the store does not follow — one
+/// pointing out of the folder among them) is a miss, so later providers may have it; a path
+/// that names no file (`..`, an empty component, …) or something that is not a regular file
+/// is a `forbidden` failure; a file larger than the store serves is a `responseTooLarge`
+/// failure, one that cannot be read `readFailed`. An optional simulated latency delays every
 /// answer (fixtures that behave like a slow network), and is cut short by cancellation.
 public struct BundleProvider: RequestProvider {
     /// The files served.
@@ -54,6 +57,8 @@ public struct BundleProvider: RequestProvider {
             return .miss(reason: reason)
         case .refused(let reason):
             return .failure(ProviderFailure(code: "forbidden", message: reason))
+        case .tooLarge(let reason):
+            return .failure(ProviderFailure(code: "responseTooLarge", message: reason))
         case .failed(let reason):
             return .failure(ProviderFailure(code: "readFailed", message: reason))
         }

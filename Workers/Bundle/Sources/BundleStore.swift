@@ -2,30 +2,88 @@
 import Glibc
 #endif
 import MonarchLoop
+import Synchronization
 
 /// Serves files under one folder, and never anything outside it.
 ///
 /// A path arrives as decoded components. A component that is empty, `.`, `..`, or holds a `/`
-/// or a NUL byte is refused before the file system is touched. The joined path is then
-/// resolved with every symbolic link followed, and refused unless it still lies inside the
-/// folder — so links that stay inside are served and links that point out (to a file, or a
-/// directory in the middle of the path) are not. Only regular files are read (a FIFO or device
-/// is never opened for reading in a way that could block), up to a size limit. All file system
-/// work runs on the loop's thread pool.
+/// or a NUL byte is refused before the file system is touched. Unless ``serveDotfiles``, a
+/// path with a component starting with `.` (`.env`, `.git/config`) is a miss, answered exactly
+/// as a file that is not there.
+///
+/// The file is then opened relative to the folder in one step, so nothing swapped in between a
+/// check and the open can redirect it:
+/// - ``Resolution/beneath`` (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`):
+///   relative symbolic links that stay inside the folder are followed (`alias.html ->
+///   docs/real.html`, `docs/up.html -> ../docs/real.html`); absolute links — even ones
+///   pointing back inside — and links whose `..` would climb out are not.
+/// - ``Resolution/componentWalk`` (the fallback where the kernel has no `openat2` or a seccomp
+///   filter forbids it): each component is opened with `O_NOFOLLOW`, so no symbolic link is
+///   followed at all, even one that stays inside.
+///
+/// A link that is not followed is a miss with the same reason as a file that is not there
+/// ("… is not in the bundle"), whether its target exists or not: answers never tell whether a
+/// file outside the folder exists. (nginx's `disable_symlinks on` answers such links alike.)
+///
+/// Only regular files are read (a FIFO or device is refused, and never opened in a way that
+/// could block), up to ``effectiveMaxFileBytes``; a larger one is ``BundleAnswer/tooLarge(_:)``.
+/// All file system work runs on the loop's thread pool.
 public struct BundleStore: Sendable {
+    /// How files are opened beneath the folder.
+    public enum Resolution: Sendable, Equatable, CustomStringConvertible {
+        /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`: relative links that stay inside
+        /// are followed.
+        case beneath
+        /// Component by component with `O_NOFOLLOW`: no symbolic link is followed.
+        case componentWalk
+
+        /// How files are opened, in words, for the worker's log at start.
+        public var description: String {
+            switch self {
+            case .beneath: "openat2 beneath the folder (relative links inside it are followed)"
+            case .componentWalk: "component by component without following links (no openat2 here)"
+            }
+        }
+    }
+
+    /// The default for ``maxFileBytes``: 12 533 760 bytes, the largest body that fits, in
+    /// base64, in a frame of the protocol's default 16 MiB with 64 KiB kept for the rest of
+    /// the message.
+    public static let defaultMaxFileBytes = 12_533_760
+
     /// The folder, as an absolute path with its links resolved.
     public let root: String
-    /// The largest file served.
+    /// The largest file served, as configured.
     public let maxFileBytes: Int
+    /// Whether paths with a component starting with `.` are served.
+    public let serveDotfiles: Bool
+    /// How files are opened beneath ``root``.
+    public let resolution: Resolution
     private let loop: EventLoop
+    /// The largest body a frame to the coordinator carries (`Int.max` until told).
+    private let frameBodyBytes: FrameBodyLimit
 
     /// Opens the bundle at `root`.
     ///
+    /// - Parameters:
+    ///   - maxFileBytes: the largest file served, in bytes.
+    ///   - serveDotfiles: whether paths with a component starting with `.` are served
+    ///     (default: they are misses).
+    ///   - resolution: how files are opened; nil (the default) picks ``Resolution/beneath``
+    ///     when the kernel allows `openat2`, else ``Resolution/componentWalk``.
     /// - Throws: ``BundleStoreError`` when `root` does not exist or is not a directory.
-    public init(root: String, on loop: EventLoop, maxFileBytes: Int = 12 << 20) async throws(BundleStoreError) {
+    public init(
+        root: String, on loop: EventLoop, maxFileBytes: Int = defaultMaxFileBytes, serveDotfiles: Bool = false,
+        resolution: Resolution? = nil
+    ) async throws(BundleStoreError) {
         let resolved: FileSystem.Resolved
+        let probed: Resolution
         do {
-            resolved = try await loop.runOnThreadPool { FileSystem.resolve(root) }
+            (resolved, probed) = try await loop.runOnThreadPool {
+                let resolved = FileSystem.resolve(root)
+                guard case .directory(let path) = resolved else { return (resolved, .beneath) }
+                return (resolved, resolution ?? FileSystem.probeResolution(root: path))
+            }
         } catch {
             throw BundleStoreError(message: "cannot open the bundle \(root): \(error)")
         }
@@ -37,6 +95,20 @@ public struct BundleStore: Sendable {
         }
         self.loop = loop
         self.maxFileBytes = maxFileBytes
+        self.serveDotfiles = serveDotfiles
+        self.resolution = probed
+        self.frameBodyBytes = FrameBodyLimit()
+    }
+
+    /// The largest file served now: the smaller of ``maxFileBytes`` and the largest body a
+    /// frame to the coordinator carries (see ``limitBodies(toFitFrameBodiesOf:)``).
+    public var effectiveMaxFileBytes: Int { min(maxFileBytes, frameBodyBytes.value) }
+
+    /// Caps the files served at `bytes`, the largest body a frame to the coordinator carries
+    /// (the worker learns it from the coordinator's `welcome`); ``maxFileBytes`` still applies
+    /// when smaller. Shared by every copy of this store.
+    public func limitBodies(toFitFrameBodiesOf bytes: Int) {
+        frameBodyBytes.value = max(0, bytes)
     }
 
     /// The file the decoded path `components` names under the folder, or why there is none.
@@ -52,28 +124,32 @@ public struct BundleStore: Sendable {
             }
         }
         let display = components.joined(separator: "/")
-        let candidate = root + "/" + display
-        let (root, limit) = (self.root, maxFileBytes)
+        if !serveDotfiles && components.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) {
+            // Answered exactly as a file that is not there.
+            return .notFound(FileSystem.notInBundle(display))
+        }
+        let (root, resolution) = (self.root, self.resolution)
+        let limit = effectiveMaxFileBytes
+        let limitReason = limit < maxFileBytes
+            ? "the largest body a frame to the coordinator carries" : "the bundle's file size limit"
         do {
             return try await loop.runOnThreadPool {
-                switch FileSystem.resolve(candidate) {
-                case .missing: return .notFound("\(display) is not in the bundle")
-                case .error(let message): return .failed("\(display): \(message)")
-                case .directory(let path), .file(let path):
-                    guard Self.isInside(path, root: root) else { return .refused("\(display) resolves outside the bundle") }
-                    return FileSystem.readRegularFile(path, limit: limit, display: display)
-                }
+                FileSystem.load(
+                    root: root, components, resolution: resolution, limit: limit, limitReason: limitReason,
+                    display: display)
             }
         } catch {
             return .failed("\(display): \(error)")
         }
     }
+}
 
-    /// Whether the resolved `path` lies strictly under the resolved `root`, comparing bytes:
-    /// `String.hasPrefix` compares with canonical equivalence, so it takes `cafe\u{301}/x` to
-    /// lie under `caf\u{e9}`, two different folders on Linux.
-    static func isInside(_ path: String, root: String) -> Bool {
-        let prefix = root.hasSuffix("/") ? root : root + "/"
-        return path.utf8.count > prefix.utf8.count && path.utf8.starts(with: prefix.utf8)
+/// A body size limit shared by the copies of a store and changed while it serves.
+private final class FrameBodyLimit: Sendable {
+    private let bytes = Atomic<Int>(Int.max)
+
+    var value: Int {
+        get { bytes.load(ordering: .relaxed) }
+        set { bytes.store(newValue, ordering: .relaxed) }
     }
 }

@@ -32,7 +32,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Option(help: "The SQLite file behind memory, as sqlite:PATH (its folder is created when missing).")
+    @Option(help: "The SQLite file behind memory, as sqlite:PATH (its folder is created when missing, 0700; the file and its -wal and -shm are 0600).")
     var store: String?
 
     @Flag(help: "Keep entries in memory only; they are lost when the worker stops.")
@@ -94,7 +94,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
         var file: SQLiteStore?
         if let path {
             do {
-                try Self.createFolder(of: path)
+                try SQLiteStore.createFolder(containing: path)
                 file = try await SQLiteStore(path: path, on: loop, logger: logger)
             } catch {
                 logger.critical("cannot open the cache file \(path): \(error)")
@@ -123,17 +123,5 @@ struct CacheWorkerCommand: AsyncParsableCommand {
         await sweeper.close()
         await file?.close()
         try served.get()
-    }
-
-    /// Creates the folder that holds `path`, and its parents, when missing.
-    private static func createFolder(of path: String) throws {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        var folder = path.hasPrefix("/") ? "" : "."
-        for component in path[..<slash].split(separator: "/") {
-            folder += "/" + component
-            if mkdir(folder, 0o755) != 0 && errno != EEXIST {
-                throw ValidationError("cannot create the folder \(folder): \(String(cString: strerror(errno)))")
-            }
-        }
     }
 }

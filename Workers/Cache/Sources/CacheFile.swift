@@ -41,14 +41,22 @@ final class CacheFile: @unchecked Sendable {
         if let database { return database }
         let fresh: SQLiteDatabase
         do {
-            fresh = try SQLiteDatabase.open(path)
+            fresh = try openDatabase()
         } catch where error.isUnusableFile {
             let aside = try UnusableFile.moveAside(path)
             logger.error("the cache file \(path) is unusable (\(error.message)); moved it aside to \(aside) and started a fresh file")
-            fresh = try SQLiteDatabase.open(path)
+            fresh = try openDatabase()
         }
         database = fresh
         return fresh
+    }
+
+    /// Opens the file, logging at warning level what kept it or its companions readable by
+    /// others.
+    private func openDatabase() throws(SQLiteStoreError) -> SQLiteDatabase {
+        let database = try SQLiteDatabase.open(path)
+        for problem in database.permissionProblems { logger.warning("\(problem)") }
+        return database
     }
 
     /// Closes the connection to a file found unusable while in use, moves the file aside and
@@ -60,7 +68,7 @@ final class CacheFile: @unchecked Sendable {
         do {
             let aside = try UnusableFile.moveAside(path)
             logger.error("the cache file \(path) is unusable (\(error.message)); moved it aside to \(aside) and started a fresh file")
-            database = try SQLiteDatabase.open(path)
+            database = try openDatabase()
         } catch {
             logger.error("the cache file \(path) is unusable and could not be replaced: \(error.message)")
         }

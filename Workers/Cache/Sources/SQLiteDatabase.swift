@@ -21,6 +21,9 @@ import Foundation
 final class SQLiteDatabase {
     let path: String
     private(set) var handle: OpaquePointer?
+    /// Why the files could not all be kept to their owner (``PrivateFiles/restrict(_:)``),
+    /// for the caller to log; empty when they are.
+    private(set) var permissionProblems: [String] = []
     private var statements: [String: SQLiteStatement] = [:]
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
@@ -44,7 +47,9 @@ final class SQLiteDatabase {
         PRAGMA user_version = 1;
         """
 
-    /// Opens (creating when missing) and checks the file at `path`.
+    /// Opens (creating when missing, `0600`) and checks the file at `path`; once the file is
+    /// known to be this store's, takes group and other permissions away from it and its
+    /// `-wal` and `-shm` (see ``PrivateFiles``).
     ///
     /// - Throws: ``SQLiteStoreError``; ``SQLiteStoreError/isUnusableFile`` tells a file that is
     ///   not a database, is corrupt or is this store's in a shape it cannot read from other
@@ -67,6 +72,8 @@ final class SQLiteDatabase {
 
     private func connect() throws(SQLiteStoreError) {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        // SQLite would create it with the umask's leave; its -wal and -shm copy its mode.
+        PrivateFiles.createDatabaseIfMissing(path)
         let result = sqlite3_open_v2(path, &handle, flags, nil)
         guard result == SQLITE_OK else { throw error(result, "open") }
         sqlite3_extended_result_codes(handle, 1)
@@ -74,6 +81,7 @@ final class SQLiteDatabase {
         // Nothing is written before the file is known to be this store's (or empty): a
         // mistyped path to another application's database must leave it as it was.
         let needsSchema = try checkOwnership()
+        permissionProblems = PrivateFiles.restrict(path)
         let mode = try text("PRAGMA journal_mode = WAL")
         guard mode.lowercased() == "wal" else {
             throw SQLiteStoreError(.sqlite(code: SQLITE_CANTOPEN), "\(path): cannot use WAL mode (journal mode stays \(mode))")

@@ -25,6 +25,11 @@ import Synchronization
 ///   path: opening fails (``SQLiteStoreError/Kind-swift.enum/foreignDatabase``) and the file
 ///   is neither changed nor moved aside. An empty database is initialised.
 ///
+/// - **Private files.** The file is created `0600` (its `-wal` and `-shm` follow its mode),
+///   and an existing file of this store, with its `-wal` and `-shm`, loses any group and other
+///   permissions when opened, whatever the umask: cached bodies are not for other users.
+///   ``createFolder(containing:)`` makes missing folders `0700`.
+///
 /// Every method may be called from any task.
 public final class SQLiteStore: Sendable {
     /// The file.
@@ -40,6 +45,15 @@ public final class SQLiteStore: Sendable {
         var waiting: [StoreOperation] = []
         var running = false
         var closed = false
+    }
+
+    /// Creates the folder that holds `path`, and its missing parents, each `0700` (only the
+    /// worker's user may list or enter them) whatever the umask. Folders that exist are left
+    /// as they are: their modes are the operator's choice.
+    ///
+    /// - Throws: ``SQLiteStoreError`` naming the folder that could not be created.
+    public static func createFolder(containing path: String) throws(SQLiteStoreError) {
+        try PrivateFiles.createFolder(containing: path)
     }
 
     /// Opens the file at `path` (creating it when missing; its folder must exist), replacing

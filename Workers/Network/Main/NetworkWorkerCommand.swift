@@ -42,8 +42,10 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
     @Option(help: "Redirects followed per request, at most.")
     var maxRedirects: Int = 5
 
-    @Option(help: "The largest response body accepted, in bytes, after decoding.")
-    var maxResponseBytes: Int = 64 << 20
+    @Option(help: ArgumentHelp(
+        "The largest response body accepted, in bytes, after decoding; a larger one gets a responseTooLarge failure.",
+        discussion: "Also capped by the largest body that fits in a frame the coordinator accepts (its welcome's maxFrameBytes, less 64 KiB, in base64); the default fits the protocol's default 16 MiB frame."))
+    var maxResponseBytes: Int = NetworkConfiguration.defaultMaxResponseBytes
 
     @Option(help: "Connections open to one upstream host at most.")
     var maxHostConnections: Int = 64
@@ -86,10 +88,11 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         defer { _ = loop.shutdown() }
         let options = CurlMulti.Options(maxHostConnections: maxHostConnections)
         let multi = try await loop.submit { try CurlMulti(on: loop, options: options, logger: logger) }
-        let runtime = WorkerRuntime(
-            identity: identity,
-            provider: NetworkProvider(multi: multi, configuration: configuration, logger: logger),
-            loop: loop, logger: logger)
+        let provider = NetworkProvider(multi: multi, configuration: configuration, logger: logger)
+        let runtime = WorkerRuntime(identity: identity, provider: provider, loop: loop, logger: logger) { limits in
+            provider.limitBodies(toFitFrameBodiesOf: limits.maxBodyBytes)
+            logger.info("response bodies accepted up to \(provider.effectiveMaxResponseBytes) bytes (\(limits))")
+        }
         if allowlist.origins.isEmpty {
             logger.warning("no --allow given: every upstream will be refused (upstreamNotAllowed)")
         } else {

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Logging
 import Monarch
+import Synchronization
 
 /// The network worker's provider: fetches `request.route.upstream` (the URL the coordinator
 /// filled in from the route) with libcurl on the worker's loop.
@@ -20,8 +21,10 @@ import Monarch
 ///   backoff, never past the deadline.
 /// - 2xx, 3xx (not followed), 304 and 4xx answers are responses; 404 and 410 are misses (a
 ///   later provider may have the resource); 5xx answers are `upstreamStatus` failures;
-///   connection failures `connectionFailed`; bodies over the limit `responseTooLarge`;
-///   cancellation `cancelled`.
+///   connection failures `connectionFailed`; bodies over the limit (the configured
+///   ``NetworkConfiguration/maxResponseBytes``, capped by what a frame to the coordinator
+///   carries) `responseTooLarge`, the transfer stopped as soon as it is known; cancellation
+///   `cancelled`.
 /// - A response carries the upstream's `Cache-Control` as ``Monarch/Response/ttl`` and
 ///   ``Monarch/Response/cacheable`` (see ``CacheHints``); only GET and HEAD responses are
 ///   cacheable.
@@ -31,6 +34,8 @@ public struct NetworkProvider: RequestProvider {
     /// What the provider may fetch, and how.
     public let configuration: NetworkConfiguration
     private let logger: Logger
+    /// The largest body a frame to the coordinator carries (`Int.max` until told).
+    private let frameBodyBytes = FrameBodyLimit()
 
     /// The methods passed through.
     public static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
@@ -44,6 +49,18 @@ public struct NetworkProvider: RequestProvider {
 
     /// `network`.
     public var name: String { "network" }
+
+    /// The largest response body accepted now: the smaller of the configured
+    /// ``NetworkConfiguration/maxResponseBytes`` and the largest body a frame to the
+    /// coordinator carries (see ``limitBodies(toFitFrameBodiesOf:)``).
+    public var effectiveMaxResponseBytes: Int { min(configuration.maxResponseBytes, frameBodyBytes.value) }
+
+    /// Caps the response bodies accepted at `bytes`, the largest body a frame to the
+    /// coordinator carries (the worker learns it from the coordinator's `welcome`); the
+    /// configured limit still applies when smaller. Shared by every copy of this provider.
+    public func limitBodies(toFitFrameBodiesOf bytes: Int) {
+        frameBodyBytes.value = max(0, bytes)
+    }
 
     /// Answers `request` from its upstream; never throws, returns promptly once the task is
     /// cancelled. Runs on the multi's loop (a caller elsewhere hops there once per exchange).
@@ -73,12 +90,14 @@ public struct NetworkProvider: RequestProvider {
         }
         var body = request.body
         var redirects = 0
+        let limit = effectiveMaxResponseBytes
         while true {
-            let (result, attempts) = await exchange(url, method, headers, body, deadline: deadline, budget: budget)
+            let (result, attempts) = await exchange(
+                url, method, headers, body, deadline: deadline, budget: budget, maxResponseBytes: limit)
             let answer: FetchedResponse
             switch result {
             case .failed(let failure):
-                return outcome(of: failure, url: url, attempts: attempts, budget: budget)
+                return outcome(of: failure, url: url, attempts: attempts, budget: budget, maxResponseBytes: limit)
             case .answered(let answered):
                 answer = answered
             }
@@ -119,7 +138,7 @@ public struct NetworkProvider: RequestProvider {
     /// and how many attempts were made.
     private func exchange(
         _ url: UpstreamURL, _ method: String, _ headers: [(name: String, value: String)], _ body: Data?,
-        deadline: ContinuousClock.Instant, budget: Duration
+        deadline: ContinuousClock.Instant, budget: Duration, maxResponseBytes: Int
     ) async -> (FetchResult, attempts: Int) {
         let policy = configuration.retry
         let idempotent = RetryPolicy.isIdempotent(method)
@@ -134,7 +153,7 @@ public struct NetworkProvider: RequestProvider {
             let spec = FetchSpec(
                 url: url.url, method: method, headers: headers, body: body,
                 connectTimeout: min(configuration.connectTimeout, remaining), timeout: remaining,
-                maxResponseBytes: configuration.maxResponseBytes)
+                maxResponseBytes: maxResponseBytes)
             let result = await multi.fetch(spec)
             guard idempotent, attempts <= policy.maxRetries, Self.isRetryable(result) else { return (result, attempts) }
             let wait = policy.delay(beforeRetry: attempts, using: &generator)
@@ -162,7 +181,9 @@ public struct NetworkProvider: RequestProvider {
         }
     }
 
-    private func outcome(of failure: FetchFailure, url: UpstreamURL, attempts: Int, budget: Duration) -> ProviderOutcome {
+    private func outcome(
+        of failure: FetchFailure, url: UpstreamURL, attempts: Int, budget: Duration, maxResponseBytes: Int
+    ) -> ProviderOutcome {
         let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
         switch failure.kind {
         case .cancelled:
@@ -175,7 +196,9 @@ public struct NetworkProvider: RequestProvider {
             return .failure(ProviderFailure(
                 code: "connectionFailed", message: "cannot fetch \(url) after \(tries): \(failure.message)"))
         case .responseTooLarge:
-            return .failure(ProviderFailure(code: "responseTooLarge", message: "\(url): \(failure.message)"))
+            let why = maxResponseBytes < configuration.maxResponseBytes
+                ? " (the largest body a frame to the coordinator carries)" : " (the worker's --max-response-bytes)"
+            return .failure(ProviderFailure(code: "responseTooLarge", message: "\(url): \(failure.message)\(why)"))
         case .other:
             return .failure(ProviderFailure(code: "fetchFailed", message: "\(url): \(failure.message)"))
         }
@@ -196,5 +219,15 @@ public struct NetworkProvider: RequestProvider {
                 headers: HeaderForwarding.responseHeaders(answer.headers, bodyLength: method == "HEAD" ? nil : answer.body.count),
                 body: answer.body, source: name, ttl: hints.ttl, cacheable: hints.cacheable && readOnly))
         }
+    }
+}
+
+/// A body size limit shared by the copies of a provider and changed while it serves.
+private final class FrameBodyLimit: Sendable {
+    private let bytes = Atomic<Int>(Int.max)
+
+    var value: Int {
+        get { bytes.load(ordering: .relaxed) }
+        set { bytes.store(newValue, ordering: .relaxed) }
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import Monarch
+import MonarchLoop
+import MonarchNetwork
+import MonarchWire
+import MonarchWorker
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The network provider behind a real ``WorkerRuntime``, with the test playing the coordinator
+/// over a Unix socket: an upstream body just over what the announced frame carries is a
+/// `responseTooLarge` failure, whether the upstream announces its length or not.
+@Suite struct NetworkWorkerTests {
+    /// One worker connection: the runtime serving `provider` (its body limit wired to the
+    /// welcome as the worker executable wires it), and the coordinator's end.
+    private struct Session {
+        let worker: AsyncFrameConnection
+        let serving: Task<Void, any Error>
+        let listener: Listener
+        let folder: String
+
+        static func start(_ provider: NetworkProvider, on loop: EventLoop, welcome: Welcome) async throws -> Session {
+            var template = Array("/tmp/monarch-network-worker-XXXXXX".utf8CString)
+            guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+                throw Unexpected("mkdtemp failed")
+            }
+            let folder = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
+            let address = SocketAddress.unix(path: folder + "/coordinator.sock")
+            let listener = try await loop.submit {
+                try Listener(address: address, on: loop) { stream in
+                    continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
+                }
+            }
+            let runtime = WorkerRuntime(
+                identity: WorkerIdentity(kind: "network"), provider: provider, loop: loop,
+                logger: .init(label: "network-test")
+            ) { limits in provider.limitBodies(toFitFrameBodiesOf: limits.maxBodyBytes) }
+            let serving = Task { try await runtime.run(coordinator: address) }
+            var connections = accepted.makeAsyncIterator()
+            let worker = try #require(await connections.next())
+            guard case .hello? = try await worker.nextMessage() else { throw Unexpected("no hello") }
+            try await worker.send(.welcome(welcome))
+            return Session(worker: worker, serving: serving, listener: listener, folder: folder)
+        }
+
+        /// Asks for `upstream` and returns the answer.
+        func fetch(_ upstream: String, id: MessageID) async throws -> WireMessage? {
+            try await worker.send(.request(RequestMessage(id: id, path: "big", upstream: upstream)))
+            return try await worker.nextMessage()
+        }
+
+        func finish() async throws {
+            await worker.close()
+            try await serving.value
+            await listener.closeAndWait()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    private struct Unexpected: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Frames of 64 KiB + 4000 bytes carry bodies of 3000 bytes: 3000 bytes from the upstream
+    /// are answered, 3001 are `responseTooLarge` from the network provider itself, though the
+    /// configured `--max-response-bytes` is far larger.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func anUpstreamBodyJustOverWhatTheAnnouncedFrameCarriesIsResponseTooLarge(withContentLength: Bool) async throws {
+        try await withHarness { harness in
+            let provider = harness.provider(maxResponseBytes: 64 << 20)
+            let session = try await Session.start(
+                provider, on: harness.loop, welcome: Welcome(maxFrameBytes: AnswerLimits.envelopeReserve + 4000))
+            let length = withContentLength ? 1 : 0
+
+            let fits = try await session.fetch(harness.origin.url("/big?bytes=3000&length=\(length)"), id: 1)
+            guard case .response(let response)? = fits else {
+                Issue.record("expected the body that fits, got \(String(describing: fits))")
+                return
+            }
+            #expect(response.body?.count == 3000)
+            // The welcome reached the provider before the first request was served.
+            #expect(provider.effectiveMaxResponseBytes == 3000)
+            let over = try await session.fetch(harness.origin.url("/big?bytes=3001&length=\(length)"), id: 2)
+            guard case .failure(let failure)? = over else {
+                Issue.record("expected a failure, got \(String(describing: over))")
+                return
+            }
+            #expect(failure.id == 2)
+            #expect(failure.error.code == "responseTooLarge")
+            #expect(failure.error.message.contains("3000"), "\(failure.error.message)")
+            #expect(failure.error.message.contains("the largest body a frame to the coordinator carries"), "\(failure.error.message)")
+            try await session.finish()
+        }
+    }
+
+    /// With the defaults — no `maxFrameBytes` in the welcome, the default limit — the largest
+    /// body accepted fits the protocol's 16 MiB frame, and one byte more is refused.
+    @Test(.timeLimit(.minutes(1)))
+    func theDefaultResponseLimitFitsTheDefaultFrame() async throws {
+        #expect(NetworkConfiguration.defaultMaxResponseBytes == AnswerLimits.protocolDefault.maxBodyBytes)
+        try await withHarness { harness in
+            let largest = NetworkConfiguration.defaultMaxResponseBytes
+            let provider = harness.provider()
+            #expect(provider.configuration.maxResponseBytes == largest)
+            let session = try await Session.start(provider, on: harness.loop, welcome: Welcome())
+
+            let fits = try await session.fetch(harness.origin.url("/big?bytes=\(largest)&length=1"), id: 1)
+            guard case .response(let response)? = fits else {
+                Issue.record("expected the largest body, got \(String(describing: fits).prefix(300))")
+                return
+            }
+            #expect(response.body?.count == largest)
+            let over = try await session.fetch(harness.origin.url("/big?bytes=\(largest + 1)&length=0"), id: 2)
+            guard case .failure(let failure)? = over else {
+                Issue.record("expected a failure, got \(String(describing: over).prefix(300))")
+                return
+            }
+            #expect(failure.error.code == "responseTooLarge")
+            #expect(failure.error.message.contains("\(largest)"), "\(failure.error.message)")
+            try await session.finish()
+        }
+    }
+}
