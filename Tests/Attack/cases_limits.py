@@ -135,7 +135,7 @@ def overloaded(messages):
 
 @case("inflight-caps", "5", "limits inFlightPerClient 100, inFlight 400: one client's 1,000 (quick) / 3,000 "
       "slow requests (4 s each) get >= N-100 `overloaded` answers within 5 s while another client's requests "
-      "stay fast (< 1 s; to the flood's own upstream < 6 s); 6 clients x 90 slow requests get >= 140 "
+      "stay fast (< 1 s; to the flood's own upstream < 8 s); 6 clients x 90 slow requests get >= 140 "
       "`overloaded` in all",
       config={"limits": {"inFlightPerClient": 100, "inFlight": 400}}, budget=150, tolerate=("overloaded",))
 def inflight_caps(ctx):
@@ -146,7 +146,8 @@ def inflight_caps(ctx):
     sent_in = time.monotonic() - started
     # Another client's fast requests, while the flood is in flight: other resources at once,
     # and the flood's own upstream host without waiting behind the flood (a slow request
-    # takes 4 s; behind 1,000 of them, 64 connections at a time, it would wait a minute).
+    # takes 4 s, so one round of them is expected; behind 1,000 of them, 64 connections at a
+    # time, it would wait a minute).
     fast = ctx.connect()
     latencies = []
     for index in range(8):
@@ -158,14 +159,14 @@ def inflight_caps(ctx):
     ctx.check(max(latencies) < 1.0, "another client's fast requests took up to %.1f s during the flood" % max(latencies))
     t = time.monotonic()
     try:
-        reply = fast.get("up/echo", timeout=10, query=[{"name": "cc", "value": "no-store"}], policy="noCache")
+        reply = fast.get("up/echo", timeout=15, query=[{"name": "cc", "value": "no-store"}], policy="noCache")
         took = time.monotonic() - t
-        ctx.check(reply.get("type") == "response" and took < 6,
-                  "another client's fast request to the flood's upstream: %s after %.1f s (bound 6 s)" % (
+        ctx.check(reply.get("type") == "response" and took < 8,
+                  "another client's fast request to the flood's upstream: %s after %.1f s (bound 8 s)" % (
                       wire.describe(reply), took))
         ctx.extra["sameHostSeconds"] = round(took, 2)
     except wire.TimedOut:
-        ctx.check(False, "another client's fast request to the flood's upstream got no answer within 10 s")
+        ctx.check(False, "another client's fast request to the flood's upstream got no answer within 15 s")
     got = collect(flood, ids, 5)
     refused = overloaded(got.values())
     ctx.extra["perClientOverloaded"] = len(refused)
@@ -529,19 +530,12 @@ def log_injection(ctx):
         ctx.check(count <= 500, "%d log lines carry the text of 2,000 %s (bound 500: rate-limited)" % (count, what))
 
 
-def descriptors_config(suite):
-    return {"nofile": 256}
-
-
-@case("worker-restart-fds", "3", "coordinator with RLIMIT_NOFILE 256: idle clients take every descriptor, "
-      "the bundle worker is SIGKILLed; it is registered again within 10 s while the clients stay (descriptors "
-      "reserved for workers), and within 15 s once they leave (failed starts retried)",
-      config=descriptors_config, budget=120, fault=True)
-def worker_restart_fds(ctx):
+def hold_all_descriptors(ctx, count=400):
+    """Up to `count` idle clients that said hello (as many as the coordinator takes); returns
+    the sockets and how many were welcomed."""
     hello = wire.frame({"type": "hello", "role": "client", "version": 1, **({"token": ctx.token} if ctx.token else {})})
-    admin = ctx.connect()
     held = []
-    for _ in range(400):
+    for _ in range(count):
         try:
             sock = wire.connect_raw(ctx.cluster.client_address, timeout=1)
             sock.sendall(hello)
@@ -551,46 +545,79 @@ def worker_restart_fds(ctx):
     time.sleep(1)
     welcomed = 0
     for sock in held:
-        conn = wire.Conn(None, sock=sock)
         try:
-            welcomed += conn.recv(0.2).get("type") == "welcome"
+            welcomed += wire.Conn(None, sock=sock).recv(0.2).get("type") == "welcome"
         except wire.WireError:
             pass
-    ctx.note("%d connections made, %d welcomed; coordinator holds %s descriptors" % (
+    ctx.note("%d connections made, %d welcomed; the coordinator holds %s descriptors" % (
         len(held), welcomed, clusters.fd_count(ctx.cluster.pid)))
+    return held, welcomed
+
+
+def kill_bundle_worker(ctx):
     bundles = ctx.cluster.workers_by_kind().get("bundle") or []
     if not bundles:
         ctx.fail("no bundle worker process found")
     os.kill(bundles[0], signal.SIGKILL)
-    killed = time.monotonic()
+    return time.monotonic()
 
-    def bundle_registered():
+
+def wait_for_bundle(admin, seconds):
+    """Seconds until the status report (over the open connection `admin`) shows a bundle
+    worker again, or None."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        time.sleep(0.5)
         try:
             data = admin.status(timeout=5)
         except wire.WireError:
-            return False
-        return any(w.get("kind") == "bundle" for w in data.get("workers") or [])
+            continue
+        if any(w.get("kind") == "bundle" for w in data.get("workers") or []):
+            return time.monotonic() - started
+    return None
 
-    back_while_held = None
-    while time.monotonic() - killed < 10:
-        time.sleep(0.5)
-        if bundle_registered():
-            back_while_held = time.monotonic() - killed
-            break
-    ctx.check(back_while_held is not None, "the killed bundle worker was not registered again within 10 s while "
-              "idle clients held the descriptors")
-    for sock in held:
-        sock.close()
-    released = time.monotonic()
-    back = back_while_held
-    while back is None and time.monotonic() - released < 15:
-        time.sleep(0.5)
-        if bundle_registered():
-            back = time.monotonic() - killed
-    ctx.check(back is not None, "the killed bundle worker was not registered again within 15 s after the idle "
-              "clients left")
+
+@case("worker-restart-fds", "3", "coordinator with RLIMIT_NOFILE 256 (soft and hard) and caps that fit it "
+      "(limits clients 100, workers 16, handshakes 32): 400 idle clients get at most 99 welcomes, and the bundle "
+      "worker SIGKILLed meanwhile is registered again within 10 s (descriptors reserved for workers)",
+      config={"nofile": 256, "limits": {"clients": 100, "workers": 16, "handshakes": 32}}, budget=90, fault=True)
+def worker_restart_fds(ctx):
+    admin = ctx.connect()
+    held, welcomed = hold_all_descriptors(ctx)
+    ctx.check(welcomed <= 98, "%d idle clients welcomed beside the sentinel and the admin client (limits.clients 100)" % (
+        welcomed))
+    kill_bundle_worker(ctx)
+    back = wait_for_bundle(admin, 10)
+    ctx.check(back is not None, "the killed bundle worker was not registered again within 10 s while idle clients "
+              "held every descriptor they could")
     if back is not None:
         ctx.note("bundle worker back %.1f s after the kill" % back)
+    for sock in held:
+        sock.close()
+    reply = admin.get("docs/hello.txt", timeout=10)
+    ctx.check(reply.get("type") == "response", "afterwards: %s" % wire.describe(reply))
+    admin.close()
+
+
+@case("worker-restart-retry", "3", "coordinator with RLIMIT_NOFILE 256 (soft and hard) and the default caps, which do "
+      "not fit it: it warns about the descriptor budget at start; idle clients take every descriptor, the bundle "
+      "worker is SIGKILLed and cannot start; once the clients leave it is registered again within 15 s (failed "
+      "starts retried)", config={"nofile": 256}, budget=90, fault=True)
+def worker_restart_retry(ctx):
+    ctx.check("descriptor" in ctx.cluster.stderr().lower(),
+              "no warning at start that the connection caps do not fit 256 descriptors")
+    admin = ctx.connect()
+    held, _ = hold_all_descriptors(ctx)
+    killed = kill_bundle_worker(ctx)
+    time.sleep(5)
+    for sock in held:
+        sock.close()
+    back = wait_for_bundle(admin, 15)
+    ctx.check(back is not None, "the killed bundle worker was not registered again within 15 s after the idle "
+              "clients left (its failed start was not retried)")
+    if back is not None:
+        ctx.note("bundle worker back %.1f s after the kill, %.1f s after the clients left" % (
+            time.monotonic() - killed, back))
         reply = admin.get("docs/hello.txt", timeout=10)
         ctx.check(reply.get("type") == "response", "after the restart: %s" % wire.describe(reply))
     admin.close()

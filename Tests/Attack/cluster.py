@@ -222,9 +222,10 @@ class Cluster:
         nofile = self.nofile
 
         def limits():
+            # Soft and hard: the coordinator raises its soft limit to the hard one at start.
             if nofile:
                 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-                resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
+                resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), min(nofile, hard)))
 
         environment = dict(os.environ)
         environment.pop("MONARCH_TOKEN", None)
