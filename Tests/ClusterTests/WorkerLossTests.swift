@@ -75,4 +75,41 @@ struct WorkerLossTests {
             #expect(served.success?.status == 200, "\(served)")
         }
     }
+
+    @Test("A worker whose restart fails is tried again with back-off, and comes back once it can start")
+    func failedRestartIsRetried() async throws {
+        // A folder of executables of its own: `monarch` (a hard link; it finds its workers beside
+        // it) and a copy of the bundle worker that the test can take away and give back.
+        let bin = try TemporaryFolder()
+        defer { bin.remove() }
+        let monarch = bin.path + "/monarch"
+        let worker = bin.path + "/monarch-bundle-worker"
+        #expect(link(Executables.monarch, monarch) == 0 || copyFile(Executables.monarch, to: monarch))
+        #expect(copyFile(Executables.bundleWorker, to: worker))
+        var options = ClusterOptions()
+        options.monarch = monarch
+        try await TestCluster.with(options) { cluster in
+            let first = try #require(try await cluster.status().bundleWorkers.first)
+            #expect(rename(worker, worker + ".away") == 0)
+            #expect(kill(first.pid, SIGKILL) == 0)
+            try await eventually("a failed restart", timeout: 20) { cluster.up.stderr.text.contains("could not start") }
+            #expect(rename(worker + ".away", worker) == 0)
+            try await eventually("the worker to come back", timeout: 30) {
+                let workers = try await cluster.status().bundleWorkers
+                return workers.count == 1 && workers[0].pid != first.pid
+            }
+            let client = try await cluster.connect()
+            let served = try await perform(client, Request(path: "docs/hello.txt"))
+            #expect(served.success?.status == 200, "\(served)")
+            await client.close()
+        }
+    }
+}
+
+/// Copies the file at `source` to `destination` with its permissions; whether it worked.
+func copyFile(_ source: String, to destination: String) -> Bool {
+    guard let bytes = FileManager.default.contents(atPath: source),
+        FileManager.default.createFile(atPath: destination, contents: bytes, attributes: [.posixPermissions: 0o755])
+    else { return false }
+    return true
 }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Monarch
 import MonarchConfig
 import MonarchLoop
@@ -63,6 +68,92 @@ import Testing
         // So may conditional and range reads: a 304 or a part is no answer for a plain GET.
         #expect(try plan(RequestMessage(id: 9, path: "docs/a", headers: ["If-None-Match": "\"v1\""])).sharedKey == nil)
         #expect(try plan(RequestMessage(id: 10, path: "docs/a", headers: ["range": "bytes=0-9"])).sharedKey == nil)
+        // An API key in a header of its own, or any header Monarch does not know: nothing shared.
+        #expect(try plan(RequestMessage(id: 11, path: "docs/a", headers: ["X-Api-Key": "alice-secret"])).sharedKey == nil)
+        // A GET with a body asks something its key does not say.
+        #expect(try plan(RequestMessage(id: 12, path: "docs/a", body: Data("{}".utf8))).sharedKey == nil)
+        // Tracing ids change nothing; negotiation headers pick whom a trip is shared with.
+        #expect(try plan(RequestMessage(id: 13, path: "docs/a?x=1&y=2", headers: ["X-Request-Id": "r1"])).sharedKey == one.sharedKey)
+        let json = try plan(RequestMessage(id: 14, path: "docs/a", headers: ["Accept": "application/json"])).sharedKey
+        let xml = try plan(RequestMessage(id: 15, path: "docs/a", headers: ["Accept": "application/xml"])).sharedKey
+        #expect(json != nil && xml != nil && json != xml)
+        #expect(try plan(RequestMessage(id: 16, path: "docs/a", headers: ["accept": "application/json"])).sharedKey == json)
+    }
+
+    @Test("Repeated query names keep their order in the key; different names do not")
+    func repeatedNamesKeepTheirOrder() throws {
+        let ab = try plan(RequestMessage(id: 1, path: "docs/a?tag=a&tag=b&z=1")).request.route.cacheKey
+        let ba = try plan(RequestMessage(id: 2, path: "docs/a?tag=b&tag=a&z=1")).request.route.cacheKey
+        let moved = try plan(RequestMessage(id: 3, path: "docs/a?z=1&tag=a&tag=b")).request.route.cacheKey
+        #expect(ab == "GET static docs/a?tag=a&tag=b&z=1")
+        #expect(ba == "GET static docs/a?tag=b&tag=a&z=1")
+        #expect(moved == ab)
+    }
+
+    @Test("Sizes over the limits are refused before the path is parsed", arguments: [
+        (RequestMessage(id: 1, path: "docs/" + String(repeating: "a", count: 200)), "limits.pathBytes"),
+        (RequestMessage(id: 2, path: "docs/" + String(repeating: "a/", count: 20) + "b"), "limits.pathComponents"),
+        (RequestMessage(id: 3, path: "docs/a", headers: Dictionary(uniqueKeysWithValues: (0..<5).map { ("x-h\($0)", "v") })),
+         "limits.headers"),
+        (RequestMessage(id: 4, path: "docs/a", headers: ["accept": String(repeating: "v", count: 300)]), "limits.headerBytes"),
+        (RequestMessage(id: 5, path: "docs/a", query: (0..<6).map { QueryItem(name: "q\($0)", value: nil) }), "limits.queryItems"),
+        (RequestMessage(id: 6, path: "docs/a?a&b&c&d&e&f"), "limits.queryItems"),
+        (RequestMessage(id: 7, path: "docs/a", query: [QueryItem(name: "q", value: String(repeating: "v", count: 300))]),
+         "limits.queryBytes"),
+    ])
+    func sizeLimits(message: RequestMessage, limit: String) throws {
+        var limits = Configuration.Limits()
+        limits.pathBytes = 100
+        limits.pathComponents = 10
+        limits.headers = 4
+        limits.headerBytes = 200
+        limits.queryItems = 5
+        limits.queryBytes = 200
+        let error = #expect(throws: ChainError.self) { try plan(message, limits: limits) }
+        #expect(error?.code == .requestTooLarge)
+        #expect(error?.message.contains(limit) == true, "\(error?.message ?? "")")
+        // Within the same limits, a plain request goes through.
+        #expect(throws: Never.self) { try plan(RequestMessage(id: 9, path: "docs/a?x=1"), limits: limits) }
+    }
+
+    @Test("A 16 MB path is refused at once, and the refusal does not carry it")
+    func hugePath() throws {
+        let start = ContinuousClock.now
+        let error = #expect(throws: ChainError.self) {
+            try plan(RequestMessage(id: 1, path: "docs/" + String(repeating: "a", count: 16 << 20)))
+        }
+        #expect(error?.code == .requestTooLarge)
+        #expect((error?.message.utf8.count ?? 0) < 200)
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test("Header names must be HTTP tokens and values free of control characters but HTAB", arguments: [
+        ["x-ok": "a\r\nInjected: yes"], ["x-ok": "a\u{0}b"], ["x-ok": "bell\u{7}"], ["x-ok": "del\u{7f}"],
+        ["bad name": "v"], ["": "v"], ["x:y": "v"],
+    ])
+    func headerValidation(headers: [String: String]) throws {
+        let error = #expect(throws: ChainError.self) { try plan(RequestMessage(id: 1, path: "docs/a", headers: headers)) }
+        #expect(error?.code == .invalidRequest)
+        #expect(throws: Never.self) { try plan(RequestMessage(id: 2, path: "docs/a", headers: ["x-ok": "tab\there é"])) }
+    }
+
+    @Test("A parameter holding an encoded slash never reaches the upstream")
+    func encodedSlashInParameter() throws {
+        let routes: [Configuration.Route] = [
+            .init(match: "u/:name", domain: "api", upstream: "http://127.0.0.1:8080/data/users/:name"),
+        ]
+        let loop = try EventLoop(name: "plan-tests")
+        defer { _ = loop.shutdown() }
+        let router = try Router<RouteOptions>(routes: routes)
+        let chains = ["api": [WorkerPool(kind: "network", loop: loop)]]
+        for path in ["u/..%2F..%2F.env", "u/a%5Cb", "u/%2F"] {
+            let error = #expect(throws: ChainError.self) {
+                try RequestPlan(RequestMessage(id: 1, path: path), router: router, chains: chains, limits: Configuration.Limits())
+            }
+            #expect(error?.code == .invalidPath, "\(path)")
+        }
+        let fine = try RequestPlan(RequestMessage(id: 1, path: "u/alice"), router: router, chains: chains, limits: Configuration.Limits())
+        #expect(fine.request.route.upstream == "http://127.0.0.1:8080/data/users/alice")
     }
 
     @Test func separatorsInsideQueryValuesDoNotCollide() throws {

@@ -139,13 +139,19 @@ import Testing
             WriteBackCase(name: "Set-Cookie", outcome: .response(Response(headers: ["Set-Cookie": "s=1"], body: Data("x".utf8)))),
             WriteBackCase(name: "Vary: Cookie", outcome: .response(Response(headers: ["Vary": "Accept-Encoding, Cookie"]))),
             WriteBackCase(name: "Vary: *", outcome: .response(Response(headers: ["vary": "*"]))),
+            WriteBackCase(name: "an API key in a header of its own", outcome: ok("you are alice"), headers: ["X-Api-Key": "alice"]),
+            WriteBackCase(name: "an unknown header", outcome: ok("tailored"), headers: ["X-Tenant": "acme"]),
+            WriteBackCase(name: "Cache-Control: private", outcome: .response(Response(headers: ["Cache-Control": "max-age=60, private"]))),
+            WriteBackCase(name: "Cache-Control: no-store", outcome: .response(Response(headers: ["cache-control": "No-Store"]))),
+            WriteBackCase(name: "a GET with a body", outcome: ok("searched"), body: Data("{}".utf8)),
           ])
     func noWriteBack(_ testCase: WriteBackCase) async throws {
         let probe = StoreProbe()
         let subject = chain(
             StoringProvider("memory", log: log, probe: probe),
             StubProvider("network", testCase.outcome, log: log))
-        _ = try await subject.perform(Request(path: "subject", method: testCase.method, headers: testCase.headers, policy: testCase.policy))
+        _ = try await subject.perform(Request(
+            path: "subject", method: testCase.method, headers: testCase.headers, body: testCase.body, policy: testCase.policy))
         try await expectOnlySentinelStored(probe)
     }
 
@@ -287,6 +293,7 @@ struct WriteBackCase: Sendable, CustomTestStringConvertible {
     var method: String = "GET"
     var policy: CachePolicy? = nil
     var headers: [String: String] = [:]
+    var body: Data? = nil
 
     var testDescription: String { name }
 }

@@ -5,7 +5,7 @@ import MonarchWire
 
 /// A plain blocking Unix socket for protocol tests that send bytes no well-behaved client
 /// would: every read gives up after a receive timeout instead of hanging.
-final class RawSocket {
+final class RawSocket: @unchecked Sendable {
     let fd: Int32
 
     init(path: String, receiveTimeoutSeconds: Int = 15) throws {

@@ -47,6 +47,11 @@ struct ClusterOptions: Sendable {
     /// Replaces everything after `listen` (domains, routes, workers, …); `$FOLDER` stands for
     /// the cluster's folder.
     var custom: String?
+    /// `auth.token`, when set; the test's clients present it.
+    var token: String?
+    /// The `monarch` executable to run (its folder is where it finds the workers); the
+    /// build's by default.
+    var monarch = Executables.monarch
 
     /// The files of every test bundle.
     static let files: [String: [UInt8]] = [
@@ -60,13 +65,14 @@ struct ClusterOptions: Sendable {
 
     /// The configuration for a cluster in `folder`.
     func yaml(in folder: String) -> String {
+        let auth = token.map { "auth:\n  token: \($0)\n" } ?? ""
         if let custom {
             return """
                 listen:
                   clients: [unix:\(folder)/c.sock]
                   workers: unix:\(folder)/w.sock
 
-                """ + custom.replacingOccurrences(of: "$FOLDER", with: folder)
+                """ + auth + custom.replacingOccurrences(of: "$FOLDER", with: folder)
         }
         var bundle = "{count: \(bundleCount), root: Bundle"
         if let latency { bundle += ", latency: \(latency)" }
@@ -86,7 +92,7 @@ struct ClusterOptions: Sendable {
             workers:
               bundle: \(bundle)
 
-            """
+            """ + auth
     }
 }
 
@@ -113,8 +119,16 @@ struct ClusterStatus: Sendable {
     var writeBacks: Int
     /// Background refreshes started (`cacheThenRefresh`).
     var refreshesStarted: Int
+    /// The whole report, for the counters not named above.
+    var report: [String: JSONValue]
+
+    /// The integer counter `key` of the report; nil when absent.
+    func counter(_ key: String) -> Int? {
+        if case .integer(let value)? = report[key] { Int(value) } else { nil }
+    }
 
     init(_ report: [String: JSONValue]) throws {
+        self.report = report
         func int(_ value: JSONValue?, _ key: String) throws -> Int {
             guard case .integer(let number)? = value else { throw SpawnError("status: \(key) is not an integer: \(report)") }
             return Int(number)
@@ -150,6 +164,8 @@ struct ClusterStatus: Sendable {
 final class TestCluster: Sendable {
     let folder: TemporaryFolder
     let up: Spawned
+    /// The token clients present, if the cluster asks for one.
+    let token: String?
     /// Every worker pid seen in a status report, killed by ``destroy()`` if still there.
     private let workerPids = Mutex<Set<Int32>>([])
 
@@ -157,9 +173,10 @@ final class TestCluster: Sendable {
     var workerAddress: SocketAddress { .unix(path: folder.path + "/w.sock") }
     var configPath: String { folder.path + "/monarch.yml" }
 
-    private init(folder: TemporaryFolder, up: Spawned) {
+    private init(folder: TemporaryFolder, up: Spawned, token: String?) {
         self.folder = folder
         self.up = up
+        self.token = token
     }
 
     /// Starts `monarch up` and waits for its ready line.
@@ -170,8 +187,8 @@ final class TestCluster: Sendable {
                 for (path, bytes) in ClusterOptions.files { try folder.write("Bundle/" + path, bytes) }
             }
             try folder.write("monarch.yml", options.yaml(in: folder.path))
-            let up = try Spawned(Executables.monarch, ["up", "--config", folder.path + "/monarch.yml"])
-            let cluster = TestCluster(folder: folder, up: up)
+            let up = try Spawned(options.monarch, ["up", "--config", folder.path + "/monarch.yml"])
+            let cluster = TestCluster(folder: folder, up: up, token: options.token)
             do {
                 _ = try await up.waitForOutput(containing: "ready")
                 _ = try await cluster.status()
@@ -197,8 +214,8 @@ final class TestCluster: Sendable {
 
     /// A new client connection (closed by the caller).
     func connect() async throws -> MonarchClient {
-        let address = clientAddress
-        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address) }
+        let (address, token) = (clientAddress, token)
+        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address, token: token) }
     }
 
     /// The status report, over a connection of its own.

@@ -1,0 +1,162 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Monarch
+@testable import MonarchCoordinator
+import MonarchLoop
+import Synchronization
+import Testing
+
+/// A provider that holds every request until released, then answers with `answer(call)`, where
+/// `call` counts from 1.
+final class HeldProvider: RequestProvider, Sendable {
+    let name = "held"
+    private let state = Mutex<(calls: Int, waiting: [CheckedContinuation<Void, Never>], open: Bool)>((0, [], false))
+    private let answer: @Sendable (Int) -> ProviderOutcome
+
+    init(answer: @escaping @Sendable (Int) -> ProviderOutcome) { self.answer = answer }
+
+    var calls: Int { state.withLock { $0.calls } }
+
+    /// Lets every held request (and every later one) through.
+    func release() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func perform(_ request: Request) async -> ProviderOutcome {
+        let call = state.withLock { state in
+            state.calls += 1
+            return state.calls
+        }
+        await withCheckedContinuation { continuation in
+            let open = state.withLock { state in
+                if !state.open { state.waiting.append(continuation) }
+                return state.open
+            }
+            if open { continuation.resume() }
+        }
+        return answer(call)
+    }
+}
+
+@Suite("Trips shared by identical reads")
+struct FlightTableTests {
+    /// Runs `body` on a fresh loop with a flight table.
+    func withTable(_ body: @Sendable (EventLoop, FlightTable) async throws -> Void) async throws {
+        let loop = try EventLoop(name: "flights")
+        defer { _ = loop.shutdown() }
+        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16)) }
+        try await body(loop, table)
+    }
+
+    /// Starts `request` through `table` as `client`, in a task on the loop.
+    func ask(
+        _ table: FlightTable, on loop: EventLoop, _ provider: HeldProvider, key: String?, deadline: Duration = .seconds(5),
+        client: Int
+    ) -> Task<Result<Response, ChainError>, Never> {
+        Task(executorPreference: loop) {
+            await table.run(Request(path: "me", deadline: deadline), along: [provider], key: key, deadline: deadline, client: client)
+        }
+    }
+
+    func waitForCalls(_ provider: HeldProvider, _ count: Int) async throws {
+        let start = ContinuousClock.now
+        while provider.calls < count {
+            guard ContinuousClock.now - start < .seconds(5) else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func body(_ result: Result<Response, ChainError>) -> String? {
+        result.success.map { String(decoding: $0.body, as: UTF8.self) }
+    }
+
+    @Test("A private answer goes only to the waiter that started the trip; a joiner makes its own trip")
+    func privateAnswersAreNotShared() async throws {
+        try await withTable { loop, table in
+            let provider = HeldProvider { call in
+                .response(Response(headers: ["Set-Cookie": "sid=\(call)"], body: Data("you are caller \(call)".utf8)))
+            }
+            let first = ask(table, on: loop, provider, key: "k", client: 1)
+            try await waitForCalls(provider, 1)
+            let second = ask(table, on: loop, provider, key: "k", client: 2)
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(provider.calls == 1, "the joiner shares the trip while it runs")
+            provider.release()
+            #expect(body(await first.value) == "you are caller 1")
+            #expect(body(await second.value) == "you are caller 2")
+            #expect(await second.value.success?.headers["Set-Cookie"] == "sid=2")
+            #expect(provider.calls == 2)
+            #expect(try await loop.submit { (table.joined, table.askedAlone, table.started) } == (1, 1, 2))
+        }
+    }
+
+    @Test("An answer that may be shared reaches every joiner from one trip")
+    func sharedAnswers() async throws {
+        try await withTable { loop, table in
+            let provider = HeldProvider { call in .response(Response(body: Data("public \(call)".utf8))) }
+            let first = ask(table, on: loop, provider, key: "k", client: 1)
+            try await waitForCalls(provider, 1)
+            let joiners = (2...4).map { ask(table, on: loop, provider, key: "k", client: $0) }
+            try await Task.sleep(for: .milliseconds(50))
+            provider.release()
+            #expect(body(await first.value) == "public 1")
+            for joiner in joiners { #expect(body(await joiner.value) == "public 1") }
+            #expect(provider.calls == 1)
+        }
+    }
+
+    @Test("A failure is shared: it carries nobody's data")
+    func failuresAreShared() async throws {
+        try await withTable { loop, table in
+            let provider = HeldProvider { _ in .miss(reason: "nothing here") }
+            let first = ask(table, on: loop, provider, key: "k", client: 1)
+            try await waitForCalls(provider, 1)
+            let second = ask(table, on: loop, provider, key: "k", client: 2)
+            try await Task.sleep(for: .milliseconds(50))
+            provider.release()
+            #expect(await first.value.failure?.code == .exhausted)
+            #expect(await second.value.failure?.code == .exhausted)
+            #expect(provider.calls == 1)
+        }
+    }
+
+    @Test("The first waiter's short deadline ends its own wait, not the trip: a joiner with more time gets the answer")
+    func shortDeadlineDoesNotFailJoiners() async throws {
+        try await withTable { loop, table in
+            let provider = HeldProvider { _ in .response(Response(body: Data("worth the wait".utf8))) }
+            let hasty = ask(table, on: loop, provider, key: "k", deadline: .milliseconds(100), client: 1)
+            try await waitForCalls(provider, 1)
+            let patient = ask(table, on: loop, provider, key: "k", deadline: .seconds(5), client: 2)
+            #expect(await hasty.value.failure?.code == .deadlineExceeded)
+            try await Task.sleep(for: .milliseconds(200))
+            provider.release()
+            #expect(body(await patient.value) == "worth the wait")
+            #expect(provider.calls == 1)
+        }
+    }
+
+    @Test("Without a key nothing is shared")
+    func unkeyedTripsAreAlone() async throws {
+        try await withTable { loop, table in
+            let provider = HeldProvider { call in .response(Response(body: Data("\(call)".utf8))) }
+            let first = ask(table, on: loop, provider, key: nil, client: 1)
+            let second = ask(table, on: loop, provider, key: nil, client: 1)
+            try await waitForCalls(provider, 2)
+            provider.release()
+            #expect(Set([body(await first.value), body(await second.value)]) == ["1", "2"])
+        }
+    }
+}
+
+extension Result {
+    var success: Success? { if case .success(let value) = self { value } else { nil } }
+    var failure: Failure? { if case .failure(let error) = self { error } else { nil } }
+}

@@ -1,0 +1,130 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Monarch
+import Synchronization
+import Testing
+
+@Suite("Which answers may be shared and kept")
+struct SharingTests {
+    @Test("Headers are neutral, negotiation or personal; unknown ones are personal", arguments: [
+        ("Accept-Encoding", HeaderRole.neutral), ("X-Request-Id", .neutral), ("traceparent", .neutral),
+        ("X-B3-TraceId", .neutral), ("Cache-Control", .neutral), ("Connection", .neutral),
+        ("Accept", .negotiation), ("accept-language", .negotiation), ("User-Agent", .negotiation),
+        ("Authorization", .personal), ("Cookie", .personal), ("Range", .personal), ("If-None-Match", .personal),
+        ("X-Api-Key", .personal), ("X-Whatever", .personal), ("Proxy-Authorization", .personal),
+    ])
+    func headerRoles(name: String, role: HeaderRole) {
+        #expect(HeaderRole(name: name) == role)
+    }
+
+    @Test("A read is shareable only with neutral and negotiation headers and no body")
+    func shareableRequests() {
+        #expect(Request(path: "a").isShareable)
+        #expect(Request(path: "a", method: "HEAD").isShareable)
+        #expect(Request(path: "a", headers: ["Accept": "application/json", "X-Request-Id": "1"]).isShareable)
+        #expect(!Request(path: "a", headers: ["X-Api-Key": "alice-secret"]).isShareable)
+        #expect(!Request(path: "a", headers: ["authorization": "Bearer x"]).isShareable)
+        #expect(!Request(path: "a", headers: ["If-Modified-Since": "Mon, 01 Jan 2024 00:00:00 GMT"]).isShareable)
+        #expect(!Request(path: "a", body: Data("q".utf8)).isShareable)
+        #expect(Request(path: "a", body: Data()).isShareable)
+        #expect(!Request(path: "a", method: "POST").isShareable)
+    }
+
+    @Test("The negotiation variant names the negotiation headers only, in one order, names lowercased")
+    func negotiationVariant() {
+        let json = Request(path: "a", headers: ["Accept": "application/json", "X-Request-Id": "7", "User-Agent": "x/1"])
+        #expect(json.negotiationVariant == "accept:application/json\nuser-agent:x/1")
+        let sameOtherCase = Request(path: "a", headers: ["user-agent": "x/1", "accept": "application/json"])
+        #expect(sameOtherCase.negotiationVariant == json.negotiationVariant)
+        #expect(Request(path: "a", headers: ["Accept": "application/xml"]).negotiationVariant != json.negotiationVariant)
+        #expect(Request(path: "a", headers: ["X-Request-Id": "7"]).negotiationVariant == "")
+    }
+
+    @Test("An answer may be shared unless it is private, sets a cookie or varies on a request header", arguments: [
+        ([:], true, true),
+        (["Vary": "Accept-Encoding"], true, true),
+        (["Cache-Control": "public, max-age=60"], true, true),
+        (["Cache-Control": "max-age=60, Private"], true, false),
+        (["cache-control": "private=\"set-cookie\""], true, false),
+        (["Cache-Control": "no-store"], true, false),
+        (["Set-Cookie": "sid=alice-secret"], true, false),
+        (["Vary": "Accept"], true, false),
+        (["vary": "accept-encoding, X-Api-Key"], true, false),
+        (["Vary": "*"], true, false),
+        ([:], false, false),
+    ] as [([String: String], Bool, Bool)])
+    func shareableAnswers(headers: [String: String], cacheable: Bool, shared: Bool) {
+        let response = Response(headers: headers, body: Data("x".utf8), cacheable: cacheable)
+        #expect(response.mayBeShared == shared)
+        #expect(response.mayBeStored == shared)
+    }
+
+    @Test("A stale or partial answer may be shared with joiners but is never stored")
+    func sharedButNotStored() {
+        let stale = Response(body: Data("old".utf8), stale: true)
+        #expect(stale.mayBeShared && !stale.mayBeStored)
+        let partial = Response(status: 206, body: Data("pa".utf8))
+        #expect(partial.mayBeShared && !partial.mayBeStored)
+        let notFound = Response(status: 404)
+        #expect(notFound.mayBeShared && !notFound.mayBeStored)
+    }
+}
+
+@Suite("Background work")
+struct BackgroundWorkTests {
+    @Test("At most limit tasks run; work beyond is dropped and counted, never queued")
+    func bounded() async throws {
+        let work = BackgroundWork(limit: 2)
+        let gate = AsyncStream<Void>.makeStream()
+        let release = gate.continuation
+        let holding = { @Sendable in for await _ in gate.stream { return } }
+        #expect(work.start(holding))
+        #expect(work.start(holding))
+        #expect(!work.start { })
+        #expect(work.running == 2)
+        #expect(work.dropped == 1)
+        #expect(work.started == 2)
+        release.finish()
+        try await waitUntil { work.running == 0 }
+        #expect(work.start { })
+    }
+
+    @Test("Drain waits for running work, then cancels what outlives the timeout, and takes no more")
+    func drain() async throws {
+        let work = BackgroundWork(limit: 4)
+        let finished = Counter()
+        work.start {
+            try? await Task.sleep(for: .milliseconds(50))
+            finished.add()
+        }
+        work.start {
+            // Runs until cancelled.
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+            finished.add()
+        }
+        let start = ContinuousClock.now
+        await work.drain(timeout: .milliseconds(300))
+        #expect(ContinuousClock.now - start >= .milliseconds(300))
+        #expect(finished.value == 2)
+        #expect(work.running == 0)
+        #expect(!work.start { })
+    }
+
+    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
+        let start = ContinuousClock.now
+        while !condition() {
+            guard ContinuousClock.now - start < .seconds(5) else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// A count shared by tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
