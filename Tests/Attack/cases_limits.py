@@ -135,38 +135,38 @@ def overloaded(messages):
 
 @case("inflight-caps", "5", "limits inFlightPerClient 100, inFlight 400: one client's 1,000 (quick) / 3,000 "
       "slow requests (4 s each) get >= N-100 `overloaded` answers within 5 s while another client's requests "
-      "stay fast (< 1 s; to the flood's own upstream < 8 s); 6 clients x 90 slow requests get >= 140 "
-      "`overloaded` in all",
-      config={"limits": {"inFlightPerClient": 100, "inFlight": 400}}, budget=150, tolerate=("overloaded",))
+      "are answered (the bundle < 1 s; through the network pool, the origin and the flood's upstream, < 8 s: one "
+      "round, not behind the flood); 6 clients x 90 slow requests get >= 140 `overloaded` in all",
+      config={"limits": {"inFlightPerClient": 100, "inFlight": 400}}, budget=150, tolerate=("overloaded",),
+      during=(1000, 8000))
 def inflight_caps(ctx):
     count = 1000 if ctx.quick else 3000
     flood = ctx.connect()
     started = time.monotonic()
     ids = slow_requests(flood, count, "flood")
     sent_in = time.monotonic() - started
-    # Another client's fast requests, while the flood is in flight: other resources at once,
-    # and the flood's own upstream host without waiting behind the flood (a slow request
-    # takes 4 s, so one round of them is expected; behind 1,000 of them, 64 connections at a
-    # time, it would wait a minute).
+    # Another client's fast requests while the flood is in flight: the bundle at once; through
+    # the network pool (the origin, and the flood's own upstream) within one round of the
+    # flood's 4 s requests, which may hold every slot of the network worker's capacity: with
+    # turns between clients, not behind the flood (1,000 of them, 64 at a time: a minute).
     fast = ctx.connect()
-    latencies = []
-    for index in range(8):
-        t = time.monotonic()
-        reply = fast.get("docs/hello.txt" if index % 2 else "api/json", timeout=30,
-                         policy=None if index % 2 else "noCache")
-        latencies.append(time.monotonic() - t)
-        ctx.check(reply.get("type") == "response", "fast request %d: %s" % (index, wire.describe(reply)))
-    ctx.check(max(latencies) < 1.0, "another client's fast requests took up to %.1f s during the flood" % max(latencies))
-    t = time.monotonic()
-    try:
-        reply = fast.get("up/echo", timeout=15, query=[{"name": "cc", "value": "no-store"}], policy="noCache")
-        took = time.monotonic() - t
-        ctx.check(reply.get("type") == "response" and took < 8,
-                  "another client's fast request to the flood's upstream: %s after %.1f s (bound 8 s)" % (
-                      wire.describe(reply), took))
-        ctx.extra["sameHostSeconds"] = round(took, 2)
-    except wire.TimedOut:
-        ctx.check(False, "another client's fast request to the flood's upstream got no answer within 15 s")
+    for name, path, fields, bound in (("the bundle", "docs/hello.txt", {}, 1.0),
+                                      ("the origin", "api/json", {"policy": "noCache"}, 8.0),
+                                      ("the flood's upstream", "up/echo",
+                                       {"policy": "noCache", "query": [{"name": "cc", "value": "no-store"}]}, 8.0)):
+        slowest = 0.0
+        for _ in range(3):
+            t = time.monotonic()
+            try:
+                reply = fast.get(path, timeout=15, **fields)
+            except wire.TimedOut:
+                ctx.check(False, "another client's request to %s got no answer within 15 s" % name)
+                break
+            slowest = max(slowest, time.monotonic() - t)
+            ctx.check(reply.get("type") == "response", "another client's request to %s: %s" % (name, wire.describe(reply)))
+        ctx.extra["slowest to %s" % name] = round(slowest, 2)
+        ctx.check(slowest < bound, "another client's requests to %s took up to %.1f s during the flood (bound %.0f s)" % (
+            name, slowest, bound))
     got = collect(flood, ids, 5)
     refused = overloaded(got.values())
     ctx.extra["perClientOverloaded"] = len(refused)
