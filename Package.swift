@@ -170,19 +170,24 @@ let package = Package(
         ),
         .testTarget(
             name: "MonarchBundleTests",
-            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker"]
+            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
         ),
         .testTarget(
             name: "MonarchCacheTests",
-            dependencies: ["CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", logging]
+            dependencies: [
+                "CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins", logging,
+            ]
         ),
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(
             name: "MonarchNetworkTests",
             dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
         ),
-        // HTTP servers the tests start on 127.0.0.1: a small origin written for them, and httpbin.
-        .target(name: "TestOrigins", path: "Tests/TestOrigins", exclude: ["Origin"]),
+        // What the tests share: HTTP servers they start on 127.0.0.1 (a small origin written for
+        // them, and httpbin), and the spawning of child processes on posix_spawn.
+        .target(name: "TestOrigins", dependencies: ["CTestSpawn"], path: "Tests/TestOrigins", exclude: ["Origin"]),
+        // pipe2 and posix_spawn_file_actions_addclosefrom_np, which need _GNU_SOURCE.
+        .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",

@@ -43,6 +43,8 @@ extension Coordinator {
             handshakes[role, default: 0] -= 1
         }
         deadline?.start(afterMs: helloTimeoutMs) {
+            // The slot is free from now, not from when the error has been written.
+            handshakeOver()
             connection.fail(ProtocolError(.unexpectedMessage, "no hello within \(helloTimeoutMs) ms"))
         }
         connection.onEnd = { [unowned self] end in

@@ -4,6 +4,7 @@ import MonarchBundle
 import MonarchLoop
 import MonarchWire
 import MonarchWorker
+import TestOrigins
 import Testing
 
 /// The coordinator, played by a test: a listener on a Unix socket, and the worker connections
@@ -135,13 +136,12 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
             try fixture.write("bundle/fits.bin", [UInt8](repeating: 1, count: 3000))
             try fixture.write("bundle/over.bin", [UInt8](repeating: 1, count: 3001))
             let coordinator = try await PlayedCoordinator(in: fixture.base, on: fixture.loop)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = [
-                "--coordinator", "\(coordinator.address)", "--root", fixture.bundle, "--log-level", "error",
-            ] + (serveDotfiles ? ["--serve-dotfiles"] : [])
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
+            let process = try SpawnedProcess(
+                executable: executable,
+                arguments: ["--coordinator", "\(coordinator.address)", "--root", fixture.bundle, "--log-level", "error"]
+                    + (serveDotfiles ? ["--serve-dotfiles"] : [])
+            )
+            defer { process.signal(SIGTERM) }
             let worker = try await coordinator.accept(Welcome(maxFrameBytes: AnswerLimits.envelopeReserve + 4000))
 
             guard case .response(let fits)? = try await get("fits.bin", id: 1, on: worker) else {
@@ -167,12 +167,9 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
 
             // The worker exits once the coordinator closes the connection.
             await worker.close()
-            let start = ContinuousClock.now
-            while process.isRunning && ContinuousClock.now - start < .seconds(20) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(!process.isRunning)
-            #expect(process.terminationStatus == 0)
+            let exit = try await process.waitForExit(timeout: .seconds(20))
+            #expect(exit != nil)
+            #expect(exit == .exited(0))
             await coordinator.listener.closeAndWait()
         }
     }

@@ -4,6 +4,7 @@ import MonarchCache
 import MonarchLoop
 import MonarchWire
 import MonarchWorker
+import TestOrigins
 import Testing
 
 /// The provider behind a real ``WorkerRuntime``, over a Unix socket: the coordinator's
@@ -70,26 +71,18 @@ import Testing
         try await withCacheFixture { fixture in
             try SQLiteStoreTests.createDatabase(at: fixture.path, sql: "CREATE TABLE notes (text); INSERT INTO notes VALUES ('mine')")
             let before = try Data(contentsOf: URL(fileURLWithPath: fixture.path))
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = [
-                "--coordinator", "unix:\(fixture.folder)/coordinator.sock", "--store", "sqlite:\(fixture.path)",
-            ]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let start = ContinuousClock.now
-            while process.isRunning && ContinuousClock.now - start < .seconds(30) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            guard !process.isRunning else {
-                process.terminate()
+            let worker = try SpawnedProcess(
+                executable: executable,
+                arguments: ["--coordinator", "unix:\(fixture.folder)/coordinator.sock", "--store", "sqlite:\(fixture.path)"],
+                standardOutput: .collect, standardError: .standardOutput
+            )
+            guard let exit = try await worker.waitForExit(timeout: .seconds(30)) else {
+                worker.signal(SIGTERM)
                 Issue.record("the worker did not exit")
                 return
             }
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus != 0)
+            let printed = worker.standardOutput.text
+            #expect(exit != .exited(0))
             #expect(printed.contains(fixture.path))
             #expect(printed.contains("belongs to something else"), "\(printed)")
             #expect(try fixture.files() == ["cache.db"])

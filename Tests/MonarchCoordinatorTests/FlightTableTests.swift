@@ -58,7 +58,7 @@ struct FlightTableTests {
 
     /// Starts `request` through `table` as `client`, in a task on the loop.
     func ask(
-        _ table: FlightTable, on loop: EventLoop, _ provider: HeldProvider, key: String?, deadline: Duration = .seconds(5),
+        _ table: FlightTable, on loop: EventLoop, _ provider: HeldProvider, key: String?, deadline: Duration = .seconds(60),
         client: Int
     ) -> Task<Result<Response, ChainError>, Never> {
         Task(executorPreference: loop) {
@@ -69,7 +69,7 @@ struct FlightTableTests {
     func waitForCalls(_ provider: HeldProvider, _ count: Int) async throws {
         let start = ContinuousClock.now
         while provider.calls < count {
-            guard ContinuousClock.now - start < .seconds(5) else { throw CancellationError() }
+            guard ContinuousClock.now - start < .seconds(30) else { throw CancellationError() }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -132,9 +132,15 @@ struct FlightTableTests {
     func shortDeadlineDoesNotFailJoiners() async throws {
         try await withTable { loop, table in
             let provider = HeldProvider { _ in .response(Response(body: Data("worth the wait".utf8))) }
-            let hasty = ask(table, on: loop, provider, key: "k", deadline: .milliseconds(100), client: 1)
+            // Long enough for the patient client to join even on a loaded machine.
+            let hasty = ask(table, on: loop, provider, key: "k", deadline: .seconds(5), client: 1)
             try await waitForCalls(provider, 1)
-            let patient = ask(table, on: loop, provider, key: "k", deadline: .seconds(5), client: 2)
+            let patient = ask(table, on: loop, provider, key: "k", deadline: .seconds(60), client: 2)
+            let start = ContinuousClock.now
+            while try await loop.submit({ table.joined }) == 0 {
+                guard ContinuousClock.now - start < .seconds(30) else { throw CancellationError() }
+                try await Task.sleep(for: .milliseconds(5))
+            }
             #expect(await hasty.value.failure?.code == .deadlineExceeded)
             try await Task.sleep(for: .milliseconds(200))
             provider.release()

@@ -3,37 +3,32 @@ import Foundation
 /// An HTTP server for the tests, a Python process on 127.0.0.1 started from a script in
 /// `Origin/`: it prints its port, and exits when its standard input closes, so it cannot
 /// outlive the test process even if a test crashes.
-public final class TestServerProcess: @unchecked Sendable {
+public final class TestServerProcess: Sendable {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
-    private let process: Process
-    private let input: Pipe
+    private let process: SpawnedProcess
 
     /// Starts `Origin/<script>` and waits for its port.
     public init(script: String, quiet: Bool = false) throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Origin")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", folder.appendingPathComponent(script).path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        if quiet { process.standardError = FileHandle.nullDevice }
-        try process.run()
+        let process = try SpawnedProcess(
+            executable: "/usr/bin/env", arguments: ["python3", folder.appendingPathComponent(script).path],
+            standardInput: .pipe, standardOutput: .collect, standardError: quiet ? .null : .inherit
+        )
         self.process = process
-        self.input = input
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        // The first line, or everything up to end of file (bounded: 60 s).
+        let start = ContinuousClock.now
+        var line = process.standardOutput.text
+        while !line.contains("\n") && !process.standardOutput.isClosed && ContinuousClock.now - start < .seconds(60) {
+            usleep(5_000)
+            line = process.standardOutput.text
         }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
-            throw TestServerError(message: "\(script) printed no port: \(String(decoding: line, as: UTF8.self))")
+        line = process.standardOutput.text
+        guard let port = Int(line.prefix { $0 != "\n" }.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.signal(SIGTERM)
+            process.closeStandardInput()
+            _ = process.blockingWaitForExit(timeout: .seconds(30))
+            throw TestServerError(message: "\(script) printed no port: \(line)")
         }
         self.port = port
     }
@@ -61,9 +56,12 @@ public final class TestServerProcess: @unchecked Sendable {
     }
 
     private func stopNow() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        process.closeStandardInput()
+        process.signal(SIGTERM)
+        if process.blockingWaitForExit(timeout: .seconds(30)) == nil {
+            process.signal(SIGKILL)
+            _ = process.blockingWaitForExit(timeout: .seconds(30))
+        }
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 import MonarchLoop
-import Synchronization
+import TestOrigins
 
 /// Where the `monarch` executables are: beside the test bundle.
 enum Executables {
@@ -13,61 +13,35 @@ enum Executables {
     static var cacheWorker: String { directory + "/monarch-cache-worker" }
 }
 
-/// Everything a child process wrote to one of its pipes, collected by a thread of its own.
-final class OutputBuffer: Sendable {
-    private let state = Mutex<(bytes: [UInt8], closed: Bool)>(([], false))
-
-    /// Reads `fd` until end of file, on a new thread; closes `fd` then.
-    func collect(from fd: Int32) {
-        Thread.detachNewThread { [self] in
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                state.withLock { $0.bytes += chunk[..<count] }
-            }
-            close(fd)
-            state.withLock { $0.closed = true }
-        }
-    }
-
-    var bytes: [UInt8] { state.withLock { $0.bytes } }
-    var text: String { String(decoding: bytes, as: UTF8.self) }
-    var isClosed: Bool { state.withLock { $0.closed } }
-}
-
 /// A child process started by a test, its output collected.
-final class Spawned: @unchecked Sendable {
-    let process = Process()
-    let stdout = OutputBuffer()
-    let stderr = OutputBuffer()
-    let description: String
+final class Spawned: Sendable {
+    /// The process itself.
+    let child: SpawnedProcess
+    /// What it wrote to standard output.
+    var stdout: OutputBuffer { child.standardOutput }
+    /// What it wrote to standard error.
+    var stderr: OutputBuffer { child.standardError }
+    /// The executable and its arguments.
+    var description: String { child.commandLine }
 
+    /// Starts `executable` with `arguments`, this process's environment with `environment`
+    /// over it, standard input /dev/null, and both outputs collected.
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        description = ([executable] + arguments).joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // The reading ends become ours alone; the writing ends belong to the child now.
-        stdout.collect(from: fcntl(out.fileHandleForReading.fileDescriptor, F_DUPFD_CLOEXEC, 0))
-        stderr.collect(from: fcntl(err.fileHandleForReading.fileDescriptor, F_DUPFD_CLOEXEC, 0))
-        try? out.fileHandleForReading.close()
-        try? err.fileHandleForReading.close()
+        child = try SpawnedProcess(
+            executable: executable, arguments: arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardInput: .null, standardOutput: .collect, standardError: .collect
+        )
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    /// Its process id.
+    var pid: Int32 { child.pid }
+    /// Whether it is still running.
+    var isRunning: Bool { child.isRunning }
 
     /// Sends `signal` if the process is still running.
     func signal(_ signal: Int32) {
-        if process.isRunning { kill(pid, signal) }
+        child.signal(signal)
     }
 
     /// Waits for a line of standard output containing `text`; throws if the process exits
@@ -76,9 +50,8 @@ final class Spawned: @unchecked Sendable {
         let start = ContinuousClock.now
         while true {
             if let line = stdout.text.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
-            if !process.isRunning {
-                throw SpawnError(
-                    "\(description) exited (status \(process.terminationStatus)) before printing \"\(text)\"; stderr:\n\(stderr.text)")
+            if let exit = child.exit {
+                throw SpawnError("\(description) exited (\(exit)) before printing \"\(text)\"; stderr:\n\(stderr.text)")
             }
             if ContinuousClock.now - start > .seconds(timeout) {
                 throw SpawnError("no \"\(text)\" from \(description) within \(timeout) s; stderr:\n\(stderr.text)")
@@ -91,21 +64,12 @@ final class Spawned: @unchecked Sendable {
     /// when it is still running after `timeout` (and kills it then).
     @discardableResult
     func waitForExit(timeout: Double = 60) async throws -> Int32 {
-        let start = ContinuousClock.now
-        while process.isRunning {
-            if ContinuousClock.now - start > .seconds(timeout) {
-                kill(pid, SIGKILL)
-                throw SpawnError("\(description) still running after \(timeout) s; stderr:\n\(stderr.text)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        // Once it has exited, this gives the readers a moment to drain what it wrote last.
+        guard let exit = try await child.waitForExit(timeout: .seconds(timeout)) else {
+            child.signal(SIGKILL)
+            throw SpawnError("\(description) still running after \(timeout) s; stderr:\n\(stderr.text)")
         }
-        // Give the readers a moment to drain what the process wrote last.
-        let drained = ContinuousClock.now
-        while !(stdout.isClosed && stderr.isClosed) && ContinuousClock.now - drained < .seconds(2) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        let status = process.terminationStatus
-        return process.terminationReason == .uncaughtSignal ? 128 + status : status
+        return exit.status
     }
 
     /// Runs a command to completion: its exit status and output.
