@@ -186,6 +186,8 @@ def kill_workers(ctx):
                 pass
     load.stop(drain_seconds=20)
     ctx.note("killed %s" % dict(kills))
+    ctx.check(sum(kills.values()) >= ctx.suite.kill_seconds // 2, "only %d workers killed in %d s" % (
+        sum(kills.values()), ctx.suite.kill_seconds))
     load.report(ctx, "%d s of kills" % ctx.suite.kill_seconds)
     # With a kill every second the supervisor's back-off (1 s doubling to 30 s) leaves pools
     # empty much of the time: failures (`unavailable`) are answers too; only none at all is wrong.

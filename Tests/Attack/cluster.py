@@ -307,8 +307,10 @@ class Cluster:
         return pids
 
     def is_worker(self, pid):
+        # The coordinator starts workers from the folder its own executable resolves to.
         program = cmdline(pid)
-        return program.startswith(self.bin_dir + "/monarch-") and program.endswith("-worker") \
+        folders = {self.bin_dir, os.path.realpath(self.bin_dir)}
+        return any(program.startswith(folder + "/monarch-") for folder in folders) and program.endswith("-worker") \
             and process_state(pid) not in (None, "Z", "X")
 
     def workers_by_kind(self):
