@@ -17,6 +17,8 @@ Needs the `jsonschema` package (it brings `referencing`); works offline. What it
     schema reports exactly one violation, and of the kind the code names (a "required"
     violation for missingField, anything else for invalidField), so each such vector holds
     exactly the one defect it is about;
+  * every report in vectors/reports.json (the data of `status` and `scale` results) validates
+    against its schema (status-report, scale-report) exactly when it says it is valid;
   * README.md has a section for every message type and names every error code.
 
 Prints failures, then a closing line "N passed, M failed"; exits 1 when anything failed.
@@ -40,6 +42,9 @@ except ImportError:  # pragma: no cover
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMAS = os.path.join(HERE, "schemas")
 VECTORS = os.path.join(HERE, "vectors", "frames.json")
+REPORTS = os.path.join(HERE, "vectors", "reports.json")
+# Schemas of the data of `result` messages (not message types themselves).
+REPORT_SCHEMAS = ["scale-report.schema.json", "status-report.schema.json"]
 GENERATOR = os.path.join(HERE, "vectors", "generate.py")
 README = os.path.join(HERE, "README.md")
 
@@ -136,7 +141,8 @@ def check_schema_file(file, schema):
 
 
 def check_schema_set(schemas):
-    per_type = sorted(f[: -len(".schema.json")] for f in schemas if f != "message.schema.json")
+    per_type = sorted(
+        f[: -len(".schema.json")] for f in schemas if f != "message.schema.json" and f not in REPORT_SCHEMAS)
     expect(per_type == sorted(MESSAGE_TYPES), f"per-type schemas {per_type} differ from the message types")
     for type_ in MESSAGE_TYPES:
         schema = schemas[f"{type_}.schema.json"]
@@ -352,6 +358,19 @@ def check_base64_pattern(schemas):
         expect(matches == decodes, f"pattern and decoder disagree on {sample!r}")
 
 
+def check_report(report, schemas, registry):
+    """A report vector validates against its schema exactly when it says it is valid."""
+    expect(set(report) >= {"name", "schema", "valid", "description", "value"}, "a report vector lacks a key")
+    schema = schemas.get(report["schema"] + ".schema.json")
+    expect(schema is not None, f"no schema {report['schema']}")
+    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    violations = list(validator.iter_errors(report["value"]))
+    if report["valid"]:
+        expect(not violations, f"valid report fails: {[v.message for v in violations]}")
+    else:
+        expect(violations, "an invalid report passes its schema")
+
+
 # ---------------------------------------------------------------------------------------------
 # Specification text
 
@@ -404,10 +423,15 @@ def main(argv):
     for vector in vectors:
         checks.run(f"vector {vector.get('name')}", check_vector, vector, validator)
 
+    with open(REPORTS, encoding="utf-8") as f:
+        reports = json.load(f)["reports"]
+    for report in reports:
+        checks.run(f"report {report.get('name')}", check_report, report, schemas, registry)
+
     checks.run("README covers every type and code", check_readme)
     checks.run("README examples are valid messages", check_readme_examples, validator)
 
-    print(f"{len(schemas)} schemas, {len(vectors)} vectors")
+    print(f"{len(schemas)} schemas, {len(vectors)} vectors, {len(reports)} reports")
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0
 

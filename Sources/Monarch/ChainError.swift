@@ -48,11 +48,13 @@ public struct ChainError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let cancelled: Code = "cancelled"
         /// The coordinator is draining and takes no new requests.
         public static let shuttingDown: Code = "shuttingDown"
+        /// No worker could do it: none connected, or one that was to start did not.
+        public static let unavailable: Code = "unavailable"
 
         /// The codes this library names.
         public static let known: [Code] = [
             .exhausted, .noProviders, .noRoute, .invalidPath, .unknownDomain, .invalidRequest, .requestTooLarge,
-            .responseTooLarge, .overloaded, .deadlineExceeded, .cancelled, .shuttingDown,
+            .responseTooLarge, .overloaded, .deadlineExceeded, .cancelled, .shuttingDown, .unavailable,
         ]
     }
 

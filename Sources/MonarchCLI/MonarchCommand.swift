@@ -6,6 +6,6 @@ struct MonarchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monarch",
         abstract: "Request-based resource fetching: run a cluster and ask it for resources.",
-        subcommands: [UpCommand.self, GetCommand.self, InvalidateCommand.self]
+        subcommands: [UpCommand.self, GetCommand.self, InvalidateCommand.self, ScaleCommand.self, StatusCommand.self]
     )
 }

@@ -88,14 +88,38 @@ public final class MonarchClient: Sendable {
         }
     }
 
-    /// The coordinator's status report (workers, pools, requests in flight).
+    /// The coordinator's status report: pools, workers, counters, per-domain figures.
     ///
     /// - Throws: ``MonarchClientError``.
-    public func status() async throws(MonarchClientError) -> [String: JSONValue] {
+    public func status() async throws(MonarchClientError) -> StatusReport {
         switch try await exchange({ id in .status(StatusMessage(id: id)) }) {
-        case .result(let result): return result.data ?? [:]
+        case .result(let result):
+            do {
+                return try result.report(as: StatusReport.self)
+            } catch {
+                throw .connectionLost("the coordinator's status report is malformed: \(error)")
+            }
         case .failure(let failure): throw .adminFailed("\(failure.error.code): \(failure.error.message)")
         case let other: throw .connectionLost("unexpected \(other.type) in answer to status")
+        }
+    }
+
+    /// Makes `count` local workers of `kind` run (the coordinator's own, started by `monarch
+    /// up`): returns once new workers have registered and leaving ones have drained and exited.
+    ///
+    /// - Returns: what changed, and how many workers of the kind dialled in from elsewhere.
+    /// - Throws: ``MonarchClientError/adminFailed(_:)`` when the coordinator starts no workers,
+    ///   has none of that kind, or a new worker did not register.
+    public func scale(_ kind: String, to count: Int) async throws(MonarchClientError) -> ScaleReport {
+        switch try await exchange({ id in .scale(ScaleMessage(id: id, kind: kind, count: count)) }) {
+        case .result(let result):
+            do {
+                return try result.report(as: ScaleReport.self)
+            } catch {
+                throw .connectionLost("the coordinator's scale report is malformed: \(error)")
+            }
+        case .failure(let failure): throw .adminFailed("\(failure.error.code): \(failure.error.message)")
+        case let other: throw .connectionLost("unexpected \(other.type) in answer to scale")
         }
     }
 

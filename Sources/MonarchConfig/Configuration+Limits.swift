@@ -52,6 +52,14 @@ extension Configuration {
         public var invalidations = 1000
         /// `invalidateBytes`: the longest key or prefix an `invalidate` may name.
         public var invalidateBytes = 16 << 10
+        /// `heartbeat`: how often the coordinator pings each worker; a worker silent for two
+        /// beats is taken out of rotation (and a local one killed and restarted).
+        public var heartbeat: Duration = .seconds(1)
+        /// `restarts`: restarts of a pool's local workers allowed within ``restartWindow``;
+        /// one more fails the pool until it is scaled again.
+        public var restarts = 10
+        /// `restartWindow`: the window ``restarts`` are counted in.
+        public var restartWindow: Duration = .seconds(60)
 
         /// The standard limits.
         public init() {}
@@ -61,7 +69,8 @@ extension Configuration {
     static let limitKeys = [
         "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
-        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes",
+        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "heartbeat", "restarts",
+        "restartWindow",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -118,6 +127,9 @@ extension Configuration {
         try count("backgroundTasks", &limits.backgroundTasks)
         try count("invalidations", &limits.invalidations)
         try size("invalidateBytes", &limits.invalidateBytes)
+        try duration("heartbeat", &limits.heartbeat)
+        try count("restarts", &limits.restarts)
+        try duration("restartWindow", &limits.restartWindow)
         return limits
     }
 }

@@ -17,7 +17,7 @@ struct ParseContext {
 
 extension Configuration {
     /// The top-level keys of a configuration file, in the order errors list them.
-    public static let topLevelKeys = ["listen", "auth", "domains", "routes", "workers", "limits"]
+    public static let topLevelKeys = ["listen", "auth", "domains", "routes", "workers", "metrics", "limits"]
 
     /// Reads and parses the configuration file at `path`.
     ///
@@ -67,6 +67,8 @@ extension Configuration {
     ///   number ≥ 0, default 1) and, for `bundle`, `root` (required, resolved) and `latency`
     ///   (duration, default 0); for `cache`, `store` (`sqlite:PATH`, resolved) and `memory`
     ///   (byte size); for `network`, `allow` (a list of `host:port`).
+    /// - `metrics` is a `tcp:HOST:PORT` address for the Prometheus endpoint; one other machines
+    ///   can reach requires `auth.token` (scrapers then send `Authorization: Bearer TOKEN`).
     /// - `limits` holds the bounds of ``Limits`` (the rules of ``parseLimits(_:)``): among
     ///   them `timeout` (a duration above zero, default ``standardTimeout``) and `maxFrame` (a
     ///   byte size from 1 to ``maxFrameBytesLimit``, default ``standardMaxFrameBytes``).
@@ -103,6 +105,9 @@ extension Configuration {
         }
         try requireTokenIfReachable(listeners, token: token)
         let limits = try top.optional("limits").map { (node) throws(ConfigError) in try parseLimits(node) } ?? Limits()
+        let metrics = try top.optional("metrics").map { (node) throws(ConfigError) in
+            try parseMetrics(node, token: token, context: context)
+        }
         let workers = try top.optional("workers").map { (node) throws(ConfigError) in
             try parseWorkers(node, context: context)
         } ?? []
@@ -116,7 +121,7 @@ extension Configuration {
         return Configuration(
             listen: Listen(
                 clients: listeners.clients.map(\.address), workers: listeners.workers.address, group: listeners.group),
-            token: token, domains: domains, routes: routes, workers: workers, limits: limits
+            token: token, domains: domains, routes: routes, workers: workers, limits: limits, metrics: metrics
         )
     }
 
@@ -161,5 +166,22 @@ extension ConfigError {
         default:
             self.init(file: fileName, keyPath: "", problem: "invalid YAML: \(yamlError)")
         }
+    }
+}
+
+extension Configuration {
+    /// Parses `metrics`: a TCP address, which needs `token` when other machines can reach it.
+    static func parseMetrics(_ node: ConfigNode, token: String?, context: ParseContext) throws(ConfigError) -> SocketAddress {
+        let address = try node.address(
+            baseDirectory: context.baseDirectory, keepingLongRelativePaths: context.keepingLongRelativeSocketPaths)
+        guard case .tcp = address else {
+            throw node.error("expected a TCP address such as tcp:127.0.0.1:9464 (Prometheus scrapes over HTTP)")
+        }
+        if token == nil, !isLocal(address) {
+            throw node.error(
+                "\(address) can be reached from other machines, so auth.token is required "
+                    + "(scrapers send Authorization: Bearer TOKEN); listen on 127.0.0.1 otherwise")
+        }
+        return address
     }
 }

@@ -126,11 +126,13 @@ public struct Configuration: Sendable, Equatable {
     public var workers: [WorkerPool]
     /// Every bound the coordinator keeps (`limits:`), the request timeout and frame size among them.
     public var limits: Limits
+    /// `metrics`: where the coordinator serves Prometheus metrics (`GET /metrics`); nil: off.
+    public var metrics: SocketAddress?
 
     /// Creates a configuration as given; the limits default to their standard values.
     public init(
         listen: Listen, token: String? = nil, domains: [Domain], routes: [Route] = [], workers: [WorkerPool] = [],
-        limits: Limits = Limits()
+        limits: Limits = Limits(), metrics: SocketAddress? = nil
     ) {
         self.listen = listen
         self.token = token
@@ -138,6 +140,7 @@ public struct Configuration: Sendable, Equatable {
         self.routes = routes
         self.workers = workers
         self.limits = limits
+        self.metrics = metrics
     }
 
     /// The domain called `name`, if the table has one.

@@ -46,7 +46,7 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
 
     /// The worker that owns `key`, among the connected ones not `excluded`.
     func owner(of key: String, excluding excluded: [String] = []) -> WorkerSession? {
-        let candidates = workers.filter { $0.lostReason == nil && !excluded.contains($0.id) }
+        let candidates = workers.filter { $0.isServing && !excluded.contains($0.id) }
         return Rendezvous.owner(of: key, among: candidates.map(\.shardName)).map { candidates[$0] }
     }
 

@@ -54,9 +54,9 @@ final class ClientSession: @unchecked Sendable {
             // A reply to no exchange of ours: ignored (protocol section 5).
             break
         case .status(let status):
-            send(.result(ResultMessage(id: status.id, data: coordinator.statusReport())))
+            send(.result(ResultMessage(id: status.id, report: coordinator.statusReport())))
         case .scale(let admin):
-            send(unsupported(admin.id, "scale"))
+            startCall(admin.id, "scale") { [self] in await coordinator.scale(admin) }
         case .invalidate(let admin):
             startCall(admin.id, "invalidate") { [self] in await coordinator.invalidate(admin) }
         case .store(let admin):

@@ -132,7 +132,9 @@ extension Coordinator {
         let pool = pools[kind] ?? Self.makePool(kind: kind, configuration: configuration, loop: loop, logger: logger)
         if pools[kind] == nil { logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers") }
         workerCount[kind, default: 0] += 1
-        let id = "\(kind)-\(workerCount[kind]!)"
+        // A worker is known by its name, which it keeps across restarts (no two connected
+        // workers of a kind share one); a nameless one by a number of the coordinator's.
+        let id = hello.name ?? "\(kind)#\(workerCount[kind]!)"
         let worker = WorkerSession(id: id, hello: hello, connection: connection, logger: logger)
         let info = WorkerInfo(id: id, kind: kind, pid: hello.pid)
         if let name = hello.name { connectedWorkerNames[kind, default: []].insert(name) }
@@ -143,7 +145,8 @@ extension Coordinator {
             onWorkerLost?(info)
         }
         pool.add(worker)
-        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, workerId: id)))
+        try? connection.send(.welcome(Welcome(
+            maxFrameBytes: limits.maxFrameBytes, workerId: id, heartbeatMs: Int(limits.heartbeat.wholeMilliseconds))))
         let name = hello.name.map { LogText.quoted($0) } ?? kind
         logger.info("worker \(id) registered (\(name), pid \(hello.pid.map(String.init) ?? "?"), capacity \(worker.capacity))")
         onWorkerRegistered?(info)

@@ -1,41 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import MonarchWire
 
 extension Coordinator {
-    /// What the coordinator is doing, as a `result` message's data.
-    func statusReport() -> [String: JSONValue] {
-        var workers: [JSONValue] = []
+    /// What the coordinator is doing: the typed report `status` answers with.
+    func statusReport(now: ContinuousClock.Instant = .now) -> StatusReport {
+        var workers: [StatusReport.Worker] = []
+        var poolReports: [StatusReport.Pool] = []
         for kind in pools.keys.sorted() {
-            for worker in pools[kind]!.workers {
-                var entry: [String: JSONValue] = [
-                    "id": .string(worker.id), "kind": .string(worker.kind),
-                    "inFlight": .integer(Int64(worker.outstanding.count)),
-                    "forwarded": .integer(Int64(worker.forwarded)), "answered": .integer(Int64(worker.answered)),
-                    "capacity": .integer(Int64(worker.capacity)), "forgotten": .integer(Int64(worker.forgotten)),
-                ]
-                if let pid = worker.hello.pid { entry["pid"] = .integer(Int64(pid)) }
-                if let name = worker.hello.name { entry["name"] = .string(name) }
-                workers.append(.object(entry))
+            let pool = pools[kind]!
+            let supervised = supervisor?.pool(kind)
+            let localNames = Set(supervised?.slots.map(\.name) ?? [])
+            for worker in pool.workers {
+                let slot = supervisor?.slot(named: worker.id)
+                let local = localNames.contains(worker.id)
+                let state: StatusReport.Worker.State =
+                    worker.isUnresponsive ? .unresponsive : worker.isDraining || slot?.leaving == true ? .draining : .ready
+                let pid = slot?.process.map { Int($0.pid) } ?? worker.hello.pid
+                workers.append(StatusReport.Worker(
+                    id: worker.id, kind: kind, local: local, pid: pid, name: worker.hello.name, state: state,
+                    inFlight: worker.outstanding.count, capacity: worker.capacity, forwarded: worker.forwarded,
+                    answered: worker.answered, failures: worker.failures, forgotten: worker.forgotten,
+                    restarts: slot?.restarts ?? 0, uptimeMs: Int((now - worker.registeredAt).wholeMilliseconds),
+                    rssBytes: local ? pid.flatMap(Self.residentBytes) : nil))
             }
+            // Local workers not registered now: starting, restarting, or stopped with their pool.
+            let registered = Set(pool.workers.map(\.id))
+            for slot in supervised?.slots ?? [] where !registered.contains(slot.name) {
+                let state: StatusReport.Worker.State =
+                    supervised?.failure != nil ? .stopped : slot.process == nil ? .restarting : .starting
+                let pid = slot.process.map { Int($0.pid) }
+                workers.append(StatusReport.Worker(
+                    id: slot.name, kind: kind, local: true, pid: pid, name: slot.name, state: state, inFlight: 0,
+                    capacity: 0, forwarded: 0, answered: 0, failures: 0, forgotten: 0, restarts: slot.restarts,
+                    uptimeMs: Int((now - slot.startedAt).wholeMilliseconds), rssBytes: pid.flatMap(Self.residentBytes)))
+            }
+            let live = pool.serving.count
+            let desired = supervised?.settings == nil ? nil : supervised?.desired
+            let state: StatusReport.Pool.State
+            if let failure = supervised?.failure {
+                poolReports.append(StatusReport.Pool(kind: kind, desired: desired, live: live, state: .failed, reason: failure))
+                continue
+            } else if scalingKinds.contains(kind) {
+                state = .scaling
+            } else if let desired {
+                state = live >= desired ? .ok : .degraded
+            } else {
+                state = live > 0 ? .ok : .degraded
+            }
+            poolReports.append(StatusReport.Pool(kind: kind, desired: desired, live: live, state: state))
         }
-        return [
-            "workers": .array(workers),
-            "clients": .integer(Int64(clients.count)),
-            "requestsInFlight": .integer(Int64(requestsInFlight)),
-            "tripsStarted": .integer(Int64(flights.started)),
-            "tripsJoined": .integer(Int64(flights.joined)),
-            "joinersAskedAlone": .integer(Int64(flights.askedAlone)),
-            "waitingForWorkers": .integer(Int64(pools.values.reduce(0) { $0 + $1.waitingCount })),
-            "overloaded": .integer(Int64(overloadedRequests)),
-            "connectionsRefused": .integer(Int64(refusedConnections)),
-            "slowReadersClosed": .integer(Int64(slowReadersClosed)),
-            "idleClientsClosed": .integer(Int64(idleClientsClosed)),
-            "backgroundRunning": .integer(Int64(flights.work.background.running)),
-            "backgroundDropped": .integer(Int64(flights.work.background.dropped)),
-            "invalidationsRemembered": .integer(Int64(cachePools.map(\.rememberedInvalidations).reduce(0, +))),
-            "draining": .bool(draining),
-            "refreshesStarted": .integer(Int64(flights.work.refreshes.started)),
-            "writeBacks": .integer(Int64(cachePools.map(\.stores).reduce(0, +))),
-            "writeBackFailures": .integer(Int64(cachePools.map(\.storeFailures).reduce(0, +))),
-        ]
+        let domains = statistics.recent.keys.sorted().map { name in
+            let figures = statistics.recent[name]!.summary(name: name, now: now)
+            return StatusReport.Domain(
+                name: name, requests: figures.requests, hits: figures.hits,
+                hitRatio: figures.requests == 0 ? 0 : Double(figures.hits) / Double(figures.requests),
+                p50Ms: figures.p50, p99Ms: figures.p99, p999Ms: figures.p999)
+        }
+        return StatusReport(
+            version: MonarchRelease.version, uptimeMs: Int((now - startedAt).wholeMilliseconds), pools: poolReports,
+            workers: workers, domains: domains, clients: clients.count, requestsInFlight: requestsInFlight,
+            answersBySource: statistics.answersBySource, failuresByCode: statistics.failuresByCode,
+            tripsStarted: flights.started, tripsJoined: flights.joined, joinersAskedAlone: flights.askedAlone,
+            waitingForWorkers: pools.values.reduce(0) { $0 + $1.waitingCount }, overloaded: overloadedRequests,
+            connectionsRefused: refusedConnections, slowReadersClosed: slowReadersClosed,
+            idleClientsClosed: idleClientsClosed, unresponsiveWorkers: unresponsiveWorkers, draining: draining,
+            refreshesStarted: flights.work.refreshes.started, backgroundRunning: flights.work.background.running,
+            backgroundDropped: flights.work.background.dropped,
+            invalidationsRemembered: cachePools.map(\.rememberedInvalidations).reduce(0, +),
+            writeBacks: cachePools.map(\.stores).reduce(0, +),
+            writeBackFailures: cachePools.map(\.storeFailures).reduce(0, +))
+    }
+
+    /// The resident memory of process `pid` in bytes (VmRSS), if it can be read.
+    static func residentBytes(of pid: Int) -> Int? {
+        guard let file = fopen("/proc/\(pid)/status", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard text.hasPrefix("VmRSS:") else { continue }
+            let kilobytes = text.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            return kilobytes.map { $0 * 1024 }
+        }
+        return nil
     }
 }

@@ -7,6 +7,7 @@ import MonarchConfig
 import MonarchLoop
 import MonarchRouter
 import MonarchWire
+import Prometheus
 
 /// The coordinator: accepts clients and workers, routes each client request to its domain's
 /// chain of worker pools, coalesces identical reads in flight, and answers every request
@@ -60,10 +61,25 @@ public final class Coordinator: @unchecked Sendable {
     var slowReadersClosed = 0
     /// Client connections closed after ``Configuration/Limits/idleTimeout`` of silence.
     var idleClientsClosed = 0
+    /// Workers taken out of rotation for missing two heartbeats.
+    var unresponsiveWorkers = 0
+    /// The kinds a `scale` is under way for.
+    var scalingKinds: Set<String> = []
     var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// What the requests came to: totals, and the last minute per domain.
+    var statistics: RequestStatistics
+    /// When the coordinator was made.
+    let startedAt = ContinuousClock.now
     /// Fires every second: idle connections, forgotten cancellations, old invalidations.
     private var maintenance: LoopTimer?
+    /// Fires every heartbeat: pings workers, and takes the silent ones out of rotation.
+    private var heartbeat: LoopTimer?
+    /// The Prometheus endpoint, when `metrics` is configured.
+    private var metricsEndpoint: MetricsEndpoint?
+    /// The local workers' supervisor, when the coordinator runs in `monarch up`: it starts and
+    /// stops workers for `scale`, and kills the unresponsive ones. Loop thread only.
+    var supervisor: Supervisor?
     /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
     var peerLog = LogLimiter()
 
@@ -90,6 +106,7 @@ public final class Coordinator: @unchecked Sendable {
             (domain.name, domain.providers.map { pools[$0]! })
         })
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
+        self.statistics = RequestStatistics(metricsOn: configuration.metrics != nil)
     }
 
     /// The pool for workers of `kind`: a ``CachePool`` for the kinds that keep responses.
@@ -107,6 +124,8 @@ public final class Coordinator: @unchecked Sendable {
     public private(set) var clientAddresses: [SocketAddress] = []
     /// The address workers dial in to, as bound.
     public private(set) var workerAddress: SocketAddress?
+    /// Where metrics are served, as bound, when they are.
+    public private(set) var metricsAddress: SocketAddress?
 
     /// Listens on the configured client and worker addresses. Loop thread only.
     ///
@@ -129,7 +148,29 @@ public final class Coordinator: @unchecked Sendable {
         let timer = try LoopTimer(on: loop)
         timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in maintain() }
         maintenance = timer
+        let beat = try LoopTimer(on: loop)
+        let interval = max(limits.heartbeat.wholeMilliseconds, 1)
+        beat.start(afterMs: interval, repeatMs: interval) { [unowned self] in checkHeartbeats() }
+        heartbeat = beat
         checkDescriptorBudget()
+    }
+
+    /// Serves the metrics of `registry` (where this process's swift-metrics go) on the
+    /// configured `metrics` address, brought up to date at each scrape. Loop thread only.
+    ///
+    /// - Throws: ``UVError`` when the address cannot be bound.
+    public func startMetrics(registry: PrometheusCollectorRegistry) throws(UVError) {
+        guard let address = configuration.metrics else { return }
+        let sync = MetricsSync()
+        let endpoint = MetricsEndpoint(address: address, token: configuration.token, loop: loop, logger: logger) {
+            [unowned self] in
+            await syncMetrics(sync)
+            return registry.emitToBuffer()
+        }
+        try endpoint.start()
+        metricsEndpoint = endpoint
+        metricsAddress = endpoint.boundAddress
+        logger.info("metrics at http://\(endpoint.boundAddress.map { "\($0)".replacingOccurrences(of: "tcp:", with: "") } ?? "?")/metrics")
     }
 
     /// Raises the descriptor limit, and warns when the connection caps could use more
@@ -178,14 +219,35 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// The answer to one client request: a `response` or a `failure`, never anything else.
+    /// Every answer is counted in ``statistics``.
     func answer(_ message: RequestMessage, for client: Int) async -> WireMessage {
         loop.preconditionInEventLoop()
-        guard !draining else {
-            return failure(message.id, ChainError(.shuttingDown, "the coordinator is shutting down"))
+        let arrived = ContinuousClock.now
+        var domain = "none"
+        var hasCache = false
+        let result = await result(of: message, for: client, domain: &domain, hasCache: &hasCache)
+        switch result {
+        case .success(let response):
+            statistics.record(
+                domain: domain, source: response.source, status: response.status, failureCode: nil,
+                latency: .now - arrived, hasCache: hasCache)
+            return .response(response.message(id: message.id))
+        case .failure(let error):
+            statistics.record(
+                domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: .now - arrived,
+                hasCache: hasCache)
+            return failure(message.id, error)
         }
+    }
+
+    /// The chain's answer to `message`; sets `domain` and `hasCache` once the request is planned.
+    private func result(
+        of message: RequestMessage, for client: Int, domain: inout String, hasCache: inout Bool
+    ) async -> Result<Response, ChainError> {
+        guard !draining else { return .failure(ChainError(.shuttingDown, "the coordinator is shutting down")) }
         guard requestsInFlight < limits.inFlight else {
             overloadedRequests += 1
-            return failure(message.id, ChainError(
+            return .failure(ChainError(
                 .overloaded, "the coordinator has \(limits.inFlight) requests in flight (limits.inFlight); try again later"))
         }
         requestsInFlight += 1
@@ -197,14 +259,12 @@ public final class Coordinator: @unchecked Sendable {
         do {
             plan = try RequestPlan(message, router: router, chains: chains, limits: limits)
         } catch {
-            return failure(message.id, error)
+            return .failure(error)
         }
-        let result = await flights.run(
+        domain = plan.domain
+        hasCache = plan.providers.contains { $0 is CachePool }
+        return await flights.run(
             plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline, client: client)
-        switch result {
-        case .success(let response): return .response(response.message(id: message.id))
-        case .failure(let error): return failure(message.id, error)
-        }
     }
 
     private func failure(_ id: MessageID, _ error: ChainError) -> WireMessage {
@@ -270,6 +330,10 @@ public final class Coordinator: @unchecked Sendable {
         draining = true
         maintenance?.close()
         maintenance = nil
+        heartbeat?.close()
+        heartbeat = nil
+        metricsEndpoint?.close()
+        metricsEndpoint = nil
         for listener in listeners { listener.close() }
         listeners.removeAll()
         // Answers already queued still reach their clients before the close.

@@ -4,7 +4,9 @@ import Glibc
 import Logging
 import MonarchConfig
 import MonarchLoop
+import Metrics
 import MonarchWire
+import Prometheus
 
 /// A whole cluster in the foreground (`monarch up`): the coordinator, and the workers the
 /// configuration asks for as child processes.
@@ -99,34 +101,61 @@ public final class LocalCluster: Sendable {
         logger.info("stopped")
     }
 
+    /// Sends this process's swift-metrics to a Prometheus registry, which it returns. Once per
+    /// process (swift-metrics allows one bootstrap).
+    private static func bootstrapMetrics() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+        ]
+        MetricsSystem.bootstrap(factory)
+        return registry
+    }
+
     /// Listens, starts the workers, watches the signals. Loop thread.
     private func start(
         on loop: EventLoop, stop: AsyncStream<Stop>.Continuation
     ) throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
         let coordinator: Coordinator
         do {
+            let registry = configuration.metrics.map { _ in Self.bootstrapMetrics() }
             coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
             try coordinator.start()
+            if let registry { try coordinator.startMetrics(registry: registry) }
         } catch let error as ConfigError {
             throw ClusterError("invalid configuration: \(error)")
         } catch {
             throw ClusterError("cannot listen: \(error)")
         }
-        let launches = WorkerLaunch.all(
-            for: configuration, coordinator: coordinator.workerAddress!, executableDirectory: executableDirectory,
-            logLevel: logger.logLevel.rawValue)
+        let executableDirectory = self.executableDirectory
+        let logLevel = logger.logLevel.rawValue
+        let workerAddress = coordinator.workerAddress!
         // Workers inherit the environment; the token reaches them there, never on a command line.
         if let token = configuration.token { setenv("MONARCH_TOKEN", token, 1) }
-        let supervisor = Supervisor(launches: launches, environment: nil, loop: loop, logger: logger)
+        let limits = configuration.limits
+        let supervisor = Supervisor(
+            configuration: configuration, policy: RestartPolicy(intensity: limits.restarts, window: limits.restartWindow),
+            environment: nil, loop: loop, logger: logger
+        ) { pool, ordinal in
+            WorkerLaunch.launch(
+                for: pool, ordinal: ordinal, coordinator: workerAddress, executableDirectory: executableDirectory,
+                logLevel: logLevel)
+        }
+        coordinator.supervisor = supervisor
+        let launches = supervisor.initialLaunches
         supervisor.onStartupExit = { launch, exit in
             stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
         }
-        var registered = 0
+        let expected = Set(launches.map(\.name))
+        var registered: Set<String> = []
         let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
-        coordinator.onWorkerRegistered = { [announce] _ in
-            registered += 1
-            if registered == launches.count, !supervisor.started {
+        coordinator.onWorkerRegistered = { [announce] info in
+            registered.insert(info.id)
+            if !supervisor.started, expected.isSubset(of: registered) {
                 supervisor.started = true
                 announce(readyLine)
             }

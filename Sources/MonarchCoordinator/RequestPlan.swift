@@ -9,6 +9,8 @@ struct RequestPlan {
     /// The request with its route context, its path in canonical form; its `deadline` is
     /// ``deadline`` (a trip others join grows its budget with theirs: see ``Flight``).
     var request: Request
+    /// The domain's name.
+    var domain: String
     /// The domain's chain.
     var providers: [any RequestProvider]
     /// The time this client waits at most.
@@ -67,6 +69,7 @@ struct RequestPlan {
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(parameters: match.parameters, upstream: upstream, ttl: route.ttl, cacheKey: key))
         providers = chain
+        self.domain = domain
         self.deadline = deadline
         // Reads share a trip only under the same policy (a `noCache` read must not take a
         // cache's answer) and the same negotiation headers; never a read whose answer may be

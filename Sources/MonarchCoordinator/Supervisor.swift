@@ -2,66 +2,234 @@
 import Glibc
 #endif
 import Logging
+import MonarchConfig
 import MonarchLoop
 
-/// Starts the local worker processes and keeps them running: a worker that exits after the
-/// cluster was ready is started again after a back-off (1 s, doubling up to 30 s, reset once it
-/// has run for a minute), and so is one whose start fails (no descriptors, no memory, a missing
-/// executable): a failed start is never the end of a worker. Workers run in sessions of their
-/// own, so a terminal's Ctrl-C reaches only `monarch up`, which drains before it stops them.
-/// Loop thread only.
+/// Starts the local worker processes and keeps each pool at its desired size.
+///
+/// A worker that exits after the cluster was ready is started again as ``RestartPolicy``
+/// says — at once for its first few exits, then after a growing back-off — and so is one whose
+/// start fails (no descriptors, no memory, a missing executable): a failed start is never the
+/// end of a worker. A pool restarted more often than the policy allows is failed: it is left
+/// alone, said so in the log and in `status`, until it is scaled again. Pools grow and shrink
+/// with ``scale(_:to:)``; a worker chosen to go is stopped by the caller once it has drained.
+/// Workers keep their names (`bundle-2` stays `bundle-2` across restarts, and a cache worker
+/// its file). Workers run in sessions of their own, so a terminal's Ctrl-C reaches only
+/// `monarch up`, which drains before it stops them. Loop thread only.
 final class Supervisor: @unchecked Sendable {
-    private final class Slot {
+    /// One local worker: its name, and the process running it, if any.
+    final class Slot {
         let launch: WorkerLaunch
         var process: ChildProcess?
+        /// Exits in a row without a stable run between them.
+        var consecutiveExits = 0
+        /// Starts after the first.
         var restarts = 0
         var startedAt = ContinuousClock.now
-        /// Whether a restart is scheduled.
-        var restartPending = false
+        /// The start scheduled after an exit.
+        var restartTimer: LoopTimer?
+        /// Chosen to go (scale-down): its exit is expected, not restarted.
+        var leaving = false
         init(launch: WorkerLaunch) { self.launch = launch }
+
+        var name: String { launch.name }
+    }
+
+    /// The local workers of one kind.
+    final class Pool {
+        let kind: String
+        /// The settings its workers start with; nil for a kind the configuration gives none
+        /// (its workers only dial in).
+        let settings: Configuration.WorkerPool?
+        var desired: Int
+        /// Running or restarting, in ordinal order; leaving ones until they exit.
+        var slots: [Slot] = []
+        /// When its workers were restarted, within the policy's window.
+        var restartTimes: [ContinuousClock.Instant] = []
+        /// Why the pool was given up on, once it was.
+        var failure: String?
+
+        init(kind: String, settings: Configuration.WorkerPool?) {
+            self.kind = kind
+            self.settings = settings
+            self.desired = settings?.count ?? 0
+        }
+    }
+
+    /// What a scale changed.
+    struct ScaleChange: Sendable {
+        /// Workers wanted before.
+        var previous: Int
+        /// Names started.
+        var started: [String]
+        /// Names chosen to go: the caller drains them, then calls ``stop(_:)``.
+        var leaving: [String]
     }
 
     let loop: EventLoop
     private let logger: Logger
     private let environment: [String: String]?
-    private var slots: [Slot]
+    let policy: RestartPolicy
+    private let makeLaunch: (Configuration.WorkerPool, Int) -> WorkerLaunch
+    /// The pools, by kind, and their kinds in configuration order.
+    private var pools: [String: Pool] = [:]
+    private var kinds: [String] = []
     /// Whether the workers are being stopped: exits are then expected, not restarted.
     var stopping = false
     /// Told when a worker exits while the cluster is still starting (its launch failed). Loop thread.
     var onStartupExit: ((WorkerLaunch, ChildProcess.Exit) -> Void)?
+    /// Told about every exit of a worker, by name. Loop thread.
+    var onExit: ((String, ChildProcess.Exit) -> Void)?
     /// Whether every worker has registered once; before that an exit is a failed start.
     var started = false
     /// Looks every few seconds for workers that are neither running nor due to restart.
     private var watchdog: LoopTimer?
 
-    init(launches: [WorkerLaunch], environment: [String: String]?, loop: EventLoop, logger: Logger) {
-        self.slots = launches.map(Slot.init)
+    /// A supervisor of the pools of `configuration`, starting workers with `makeLaunch` (a
+    /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`.
+    init(
+        configuration: Configuration, policy: RestartPolicy, environment: [String: String]?, loop: EventLoop,
+        logger: Logger, makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
+    ) {
+        self.policy = policy
         self.environment = environment
         self.loop = loop
         self.logger = logger
+        self.makeLaunch = makeLaunch
+        for settings in configuration.workers {
+            pools[settings.kind] = Pool(kind: settings.kind, settings: settings)
+            kinds.append(settings.kind)
+        }
     }
 
-    /// Starts every worker.
+    /// The workers asked for at start.
+    var initialLaunches: [WorkerLaunch] {
+        kinds.flatMap { kind in
+            let pool = pools[kind]!
+            return pool.settings.map { settings in (0..<pool.desired).map { makeLaunch(settings, $0 + 1) } } ?? []
+        }
+    }
+
+    /// Starts every worker the configuration asks for.
     ///
     /// - Throws: ``ClusterError`` when an executable is missing or cannot be started.
     func launchAll() throws(ClusterError) {
-        for slot in slots {
-            guard access(slot.launch.executable, X_OK) == 0 else {
-                throw ClusterError(
-                    "cannot start the \(slot.launch.kind) worker: \(slot.launch.executable) is missing or not executable")
+        for launch in initialLaunches {
+            guard access(launch.executable, X_OK) == 0 else {
+                throw ClusterError("cannot start the \(launch.kind) worker: \(launch.executable) is missing or not executable")
             }
         }
-        for slot in slots { try launch(slot) }
+        for kind in kinds {
+            let pool = pools[kind]!
+            guard let settings = pool.settings else { continue }
+            for ordinal in 1...max(pool.desired, 1) where ordinal <= pool.desired {
+                let slot = Slot(launch: makeLaunch(settings, ordinal))
+                pool.slots.append(slot)
+                try launch(slot)
+            }
+        }
         if let timer = try? LoopTimer(on: loop) {
             timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in restartMissing() }
             watchdog = timer
         }
     }
 
+    // MARK: What runs
+
+    /// The local worker called `name`, if the supervisor runs one by that name.
+    func slot(named name: String) -> Slot? {
+        for kind in kinds { if let slot = pools[kind]!.slots.first(where: { $0.name == name }) { return slot } }
+        return nil
+    }
+
+    /// The pools, in configuration order.
+    var allPools: [Pool] { kinds.map { pools[$0]! } }
+
+    /// The pool of `kind`, if the configuration has one.
+    func pool(_ kind: String) -> Pool? { pools[kind] }
+
     /// The process ids of the running workers, by worker name.
     var pids: [String: Int32] {
-        Dictionary(uniqueKeysWithValues: slots.compactMap { slot in slot.process.map { (slot.launch.name, $0.pid) } })
+        var pids: [String: Int32] = [:]
+        for pool in allPools { for slot in pool.slots { if let process = slot.process { pids[slot.name] = process.pid } } }
+        return pids
     }
+
+    // MARK: Scaling
+
+    /// Makes `count` workers of `kind` run: starts the missing ones (lowest free ordinals, so
+    /// names and files come back), or chooses the highest to go. Scaling a failed pool clears
+    /// its failure and starts what is missing.
+    ///
+    /// - Throws: ``ClusterError`` when the configuration has no settings for `kind` (its
+    ///   workers only dial in), or a worker cannot be started (those started before stay).
+    func scale(_ kind: String, to count: Int) throws(ClusterError) -> ScaleChange {
+        guard let pool = pools[kind], let settings = pool.settings else {
+            throw ClusterError(
+                "the configuration launches no \(kind) workers (workers.\(kind) is missing), so there are none to scale here")
+        }
+        let previous = pool.desired
+        pool.desired = count
+        if pool.failure != nil {
+            logger.notice("the \(kind) pool is scaled again after it failed: its restarts start afresh")
+            pool.failure = nil
+            pool.restartTimes.removeAll()
+            for slot in pool.slots { slot.consecutiveExits = 0 }
+        }
+        var change = ScaleChange(previous: previous, started: [], leaving: [])
+        let staying = pool.slots.filter { !$0.leaving }
+        if staying.count > count {
+            for slot in staying.sorted(by: { $0.launch.ordinal > $1.launch.ordinal }).prefix(staying.count - count) {
+                slot.leaving = true
+                slot.restartTimer?.close()
+                slot.restartTimer = nil
+                change.leaving.append(slot.name)
+            }
+        }
+        // Restarting ones whose pool had failed, or that are waiting, start now.
+        for slot in pool.slots where !slot.leaving && slot.process == nil && slot.restartTimer == nil {
+            try launch(slot)
+            change.started.append(slot.name)
+        }
+        var ordinals = Set(pool.slots.map(\.launch.ordinal))
+        var ordinal = 1
+        while pool.slots.filter({ !$0.leaving }).count < count {
+            while ordinals.contains(ordinal) { ordinal += 1 }
+            ordinals.insert(ordinal)
+            let slot = Slot(launch: makeLaunch(settings, ordinal))
+            pool.slots.append(slot)
+            pool.slots.sort { $0.launch.ordinal < $1.launch.ordinal }
+            try launch(slot)
+            change.started.append(slot.name)
+        }
+        return change
+    }
+
+    /// Stops `name`, chosen to go by ``scale(_:to:)``: SIGTERM (it finishes what it has, then
+    /// exits), SIGKILL after `grace`. Its slot is removed when it has exited.
+    func stop(_ name: String, grace: Duration = .seconds(10)) {
+        guard let slot = slot(named: name), slot.leaving else { return }
+        guard let process = slot.process else { return remove(slot) }
+        process.signal(SIGTERM)
+        guard let timer = try? LoopTimer(on: loop) else { return }
+        timer.start(afterMs: grace.wholeMilliseconds) {
+            timer.close()
+            if slot.process === process { process.signal(SIGKILL) }
+        }
+    }
+
+    /// Kills `name` at once (it stopped answering); it is restarted as after any exit.
+    func kill(_ name: String) {
+        slot(named: name)?.process?.signal(SIGKILL)
+    }
+
+    private func remove(_ slot: Slot) {
+        slot.restartTimer?.close()
+        slot.restartTimer = nil
+        pools[slot.launch.kind]?.slots.removeAll { $0 === slot }
+    }
+
+    // MARK: Starting and restarting
 
     private func launch(_ slot: Slot) throws(ClusterError) {
         do {
@@ -70,7 +238,7 @@ final class Supervisor: @unchecked Sendable {
                 executable: slot.launch.executable, arguments: slot.launch.arguments, environment: environment,
                 newSession: true, on: loop
             ) { [unowned self, unowned slot] exit in exited(slot, exit) }
-            logger.debug("started \(slot.launch.name) (pid \(slot.process!.pid))")
+            logger.debug("started \(slot.name) (pid \(slot.process!.pid))")
         } catch {
             throw ClusterError("cannot start \(slot.launch.executable): \(error)")
         }
@@ -78,35 +246,52 @@ final class Supervisor: @unchecked Sendable {
 
     private func exited(_ slot: Slot, _ exit: ChildProcess.Exit) {
         slot.process = nil
+        onExit?(slot.name, exit)
+        if slot.leaving {
+            logger.info("\(slot.name) \(exit) (scaled down)")
+            return remove(slot)
+        }
         guard !stopping else { return }
         guard started else {
-            logger.error("\(slot.launch.name) \(exit) before it registered")
+            logger.error("\(slot.name) \(exit) before it registered")
             onStartupExit?(slot.launch, exit)
             return
         }
-        if ContinuousClock.now - slot.startedAt > .seconds(60) { slot.restarts = 0 }
+        if ContinuousClock.now - slot.startedAt > policy.stableAfter { slot.consecutiveExits = 0 }
         scheduleRestart(of: slot, because: "\(exit)")
     }
 
-    /// Starts `slot` again after its back-off; a start that fails is scheduled again the same way.
+    /// Starts `slot` again after its back-off, unless its pool has restarted too often (then
+    /// the pool is failed); a start that fails is scheduled again the same way.
     private func scheduleRestart(of slot: Slot, because reason: String) {
-        let delay = min(1000 << min(slot.restarts, 5), 30_000)
+        guard let pool = pools[slot.launch.kind], pool.failure == nil else { return }
+        let now = ContinuousClock.now
+        pool.restartTimes.removeAll { now - $0 > policy.window }
+        if policy.isExceeded(by: pool.restartTimes + [now], now: now) {
+            let failure = "\(pool.restartTimes.count + 1) restarts within \(policy.window) (the limit is "
+                + "\(policy.intensity), limits.restarts); the last: \(slot.name) \(reason)"
+            pool.failure = failure
+            logger.error("the \(pool.kind) pool has failed: \(failure). It is left alone until `monarch scale \(pool.kind)=N`.")
+            return
+        }
+        pool.restartTimes.append(now)
+        slot.consecutiveExits += 1
         slot.restarts += 1
-        slot.restartPending = true
-        logger.warning("\(slot.launch.name) \(reason); starting it again in \(delay) ms")
+        let delay = policy.delay(afterConsecutiveExits: slot.consecutiveExits, jitter: Double.random(in: 0..<1))
+        logger.warning("\(slot.name) \(reason); starting it again in \(delay.wholeMilliseconds) ms")
         let timer: LoopTimer
         do {
             timer = try LoopTimer(on: loop)
         } catch {
-            // Not even a timer: the next exit or restart check tries again.
-            slot.restartPending = false
-            logger.error("cannot schedule the restart of \(slot.launch.name): \(error)")
+            // Not even a timer: the watchdog tries again.
+            logger.error("cannot schedule the restart of \(slot.name): \(error)")
             return
         }
-        timer.start(afterMs: UInt64(delay)) { [unowned self] in
+        slot.restartTimer = timer
+        timer.start(afterMs: delay.wholeMilliseconds) { [unowned self, unowned slot] in
             timer.close()
-            slot.restartPending = false
-            guard !stopping, slot.process == nil else { return }
+            slot.restartTimer = nil
+            guard !stopping, !slot.leaving, slot.process == nil, pools[slot.launch.kind]?.failure == nil else { return }
             do {
                 try launch(slot)
             } catch {
@@ -119,8 +304,10 @@ final class Supervisor: @unchecked Sendable {
     /// last restart could not even be scheduled). Loop thread only.
     func restartMissing() {
         guard started, !stopping else { return }
-        for slot in slots where slot.process == nil && !slot.restartPending {
-            scheduleRestart(of: slot, because: "is not running")
+        for pool in allPools where pool.failure == nil {
+            for slot in pool.slots where slot.process == nil && slot.restartTimer == nil && !slot.leaving {
+                scheduleRestart(of: slot, because: "is not running")
+            }
         }
     }
 
@@ -131,16 +318,22 @@ final class Supervisor: @unchecked Sendable {
             stopping = true
             watchdog?.close()
             watchdog = nil
+            for pool in allPools {
+                for slot in pool.slots {
+                    slot.restartTimer?.close()
+                    slot.restartTimer = nil
+                }
+            }
         }
         for (signal, wait) in [(Int32(0), grace), (SIGTERM, Duration.seconds(2)), (SIGKILL, Duration.seconds(5))] {
             if signal != 0 {
                 loop.execute { [self] in
-                    for slot in slots { slot.process?.signal(signal) }
+                    for pool in allPools { for slot in pool.slots { slot.process?.signal(signal) } }
                 }
             }
             let start = ContinuousClock.now
             while ContinuousClock.now - start < wait {
-                let running = (try? await loop.submit { [self] in slots.contains { $0.process != nil } }) ?? false
+                let running = (try? await loop.submit { [self] in allPools.contains { $0.slots.contains { $0.process != nil } } }) ?? false
                 if !running { return }
                 try? await Task.sleep(for: .milliseconds(20))
             }

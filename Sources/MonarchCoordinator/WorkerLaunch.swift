@@ -6,7 +6,9 @@ import MonarchWire
 struct WorkerLaunch: Sendable, Equatable {
     /// The worker's kind.
     var kind: String
-    /// Its name, shown in `ps` and status reports (`bundle-1`).
+    /// Its place in its pool, from 1: it names the worker (`bundle-1`) and its files.
+    var ordinal: Int
+    /// Its name, shown in `ps` and status reports (`bundle-1`); the same across restarts.
     var name: String
     /// The executable's path.
     var executable: String
@@ -18,20 +20,17 @@ struct WorkerLaunch: Sendable, Equatable {
         "\(directory)/monarch-\(kind)-worker"
     }
 
-    /// The launches for every worker `configuration` asks for, dialling in to `coordinator` and
-    /// logging at `logLevel`.
-    static func all(
-        for configuration: Configuration, coordinator: SocketAddress, executableDirectory: String, logLevel: String
-    ) -> [WorkerLaunch] {
-        configuration.workers.flatMap { pool in
-            (1...max(pool.count, 1)).prefix(pool.count).map { index in
-                let name = "\(pool.kind)-\(index)"
-                return WorkerLaunch(
-                    kind: pool.kind, name: name, executable: executable(of: pool.kind, in: executableDirectory),
-                    arguments: ["--coordinator", coordinator.description, "--name", name, "--log-level", logLevel]
-                        + settingArguments(pool.settings, ordinal: index))
-            }
-        }
+    /// The launch of the `ordinal`-th worker (from 1) of `pool`, dialling in to
+    /// `coordinator` and logging at `logLevel`.
+    static func launch(
+        for pool: Configuration.WorkerPool, ordinal: Int, coordinator: SocketAddress, executableDirectory: String,
+        logLevel: String
+    ) -> WorkerLaunch {
+        let name = "\(pool.kind)-\(ordinal)"
+        return WorkerLaunch(
+            kind: pool.kind, ordinal: ordinal, name: name, executable: executable(of: pool.kind, in: executableDirectory),
+            arguments: ["--coordinator", coordinator.description, "--name", name, "--log-level", logLevel]
+                + settingArguments(pool.settings, ordinal: ordinal))
     }
 
     /// A pool's settings as command-line options of its worker executable, for the pool's

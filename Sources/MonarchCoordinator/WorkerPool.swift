@@ -69,18 +69,26 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         grantSlots(of: worker)
     }
 
-    /// Removes a worker whose connection ended; requests waiting in its lane choose again
-    /// when no worker of that lane is left. Loop thread only.
+    /// Removes a worker whose connection ended. Loop thread only.
     func remove(_ worker: WorkerSession) {
         workers.removeAll { $0 === worker }
+        takeOutOfRotation(worker)
+    }
+
+    /// Sends no more requests to `worker` (it is draining, unresponsive or gone): requests
+    /// waiting in its lane choose again when no serving worker of that lane is left. Loop thread only.
+    func takeOutOfRotation(_ worker: WorkerSession) {
         let lane = lane(of: worker)
-        if !workers.contains(where: { $0.lostReason == nil && self.lane(of: $0) == lane }) {
+        if !workers.contains(where: { $0.isServing && self.lane(of: $0) == lane }) {
             for waiting in lanes[lane]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
         }
     }
 
-    /// The connected workers.
+    /// The connected workers (serving, draining or not yet known to be unresponsive).
     var connected: [WorkerSession] { workers.filter { $0.lostReason == nil } }
+
+    /// The workers that take new requests.
+    var serving: [WorkerSession] { workers.filter(\.isServing) }
 
     /// The queue a request for `worker` waits in when it is full: one for the whole pool here
     /// (any worker will do); a pool whose requests belong to one worker each has one per worker.
@@ -195,7 +203,7 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         var best: WorkerSession?
         for offset in 0..<workers.count {
             let worker = workers[(cursor + offset) % workers.count]
-            guard worker.lostReason == nil, !excluded.contains(worker.id) else { continue }
+            guard worker.isServing, !excluded.contains(worker.id) else { continue }
             if let current = best, Self.preference(current) >= Self.preference(worker) { continue }
             best = worker
         }

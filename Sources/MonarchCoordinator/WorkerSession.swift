@@ -36,12 +36,23 @@ final class WorkerSession: @unchecked Sendable {
     private(set) var forwarded = 0
     /// Answers received so far.
     private(set) var answered = 0
+    /// Of those, failures.
+    private(set) var failures = 0
     /// Cancelled requests the worker never answered, forgotten after ``cancelGrace``.
     private(set) var forgotten = 0
     /// Answers that came for requests no longer waited for (forgotten, or late), ignored.
     private(set) var lateAnswers = 0
-    /// Why the connection ended, once it has.
+    /// Why the worker is out of rotation for good: its connection ended, or it stopped
+    /// answering pings.
     private(set) var lostReason: String?
+    /// Whether it is being drained (scale-down): it takes no new requests and finishes those it has.
+    var isDraining = false
+    /// Whether it stopped answering pings (it is being killed or disconnected).
+    private(set) var isUnresponsive = false
+    /// When anything last arrived from the worker.
+    private(set) var lastHeard = ContinuousClock.now
+    /// When it registered.
+    let registeredAt = ContinuousClock.now
     /// Callers of ``exchange(_:)`` waiting for a `result` or `failure`, by id.
     private var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
     /// Called once when the connection ends.
@@ -74,8 +85,32 @@ final class WorkerSession: @unchecked Sendable {
     /// Requests out and slots promised.
     var load: Int { outstanding.count + reserved }
 
+    /// Whether it takes new requests: connected, answering, not draining.
+    var isServing: Bool { lostReason == nil && !isDraining }
+
     /// Whether another request may be sent now.
-    var hasRoom: Bool { lostReason == nil && load < capacity }
+    var hasRoom: Bool { isServing && load < capacity }
+
+    /// Whether it has nothing left to answer (requests or admin exchanges).
+    var isIdle: Bool { outstanding.isEmpty && exchanges.isEmpty }
+
+    /// Sends a heartbeat `ping`. Loop thread only.
+    func ping() {
+        guard lostReason == nil else { return }
+        let id = nextID
+        nextID += 1
+        try? connection.send(.ping(PingMessage(id: id)))
+    }
+
+    /// Takes the worker out of rotation because it stopped answering: every request waiting for
+    /// it is released as lost (idempotent ones move to another worker), every admin exchange
+    /// ends without an answer. The connection stays until the caller kills the process or
+    /// closes it. Loop thread only.
+    func declareUnresponsive(_ reason: String) {
+        guard lostReason == nil else { return }
+        isUnresponsive = true
+        strand(reason)
+    }
 
     /// Forwards `request` and waits for the worker's answer. A cancelled caller gets a
     /// `cancelled` failure at once and the worker gets a `cancel`. Runs on the loop.
@@ -144,6 +179,25 @@ final class WorkerSession: @unchecked Sendable {
         }
     }
 
+    /// Records why the worker is out of rotation and releases everything waiting for it: its
+    /// requests as lost (they may be tried elsewhere), its exchanges without an answer.
+    private func strand(_ reason: String) {
+        lostReason = reason
+        let stranded = waiting
+        waiting.removeAll()
+        outstanding.removeAll()
+        cancelled.removeAll()
+        if !stranded.isEmpty {
+            logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
+        } else {
+            logger.info("\(reason)")
+        }
+        for continuation in stranded.values { continuation.resume(returning: .lost(reason)) }
+        let unanswered = exchanges
+        exchanges.removeAll()
+        for continuation in unanswered.values { continuation.resume(returning: nil) }
+    }
+
     /// Asks the worker to stop working on request `id`; its final answer is still expected,
     /// for ``cancelGrace``.
     private func cancel(_ id: MessageID) {
@@ -166,6 +220,9 @@ final class WorkerSession: @unchecked Sendable {
     }
 
     private func received(_ message: WireMessage) {
+        lastHeard = .now
+        // An unresponsive worker's late words change nothing: its requests went elsewhere.
+        if isUnresponsive { return }
         if let id = message.id, let exchange = exchanges.removeValue(forKey: id) {
             switch message {
             case .result, .failure: return exchange.resume(returning: message)
@@ -212,26 +269,15 @@ final class WorkerSession: @unchecked Sendable {
         }
         cancelled[id] = nil
         answered += 1
+        if case .failure = outcome { failures += 1 }
         waiting.removeValue(forKey: id)?.resume(returning: .answered(outcome))
         onSlotFreed?(self)
     }
 
     private func ended(_ end: FrameConnection.End) {
-        let reason = "worker \(id) (pid \(hello.pid.map(String.init) ?? "?")) disconnected: \(end)"
-        lostReason = reason
-        let stranded = waiting
-        waiting.removeAll()
-        outstanding.removeAll()
-        cancelled.removeAll()
-        if !stranded.isEmpty {
-            logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
-        } else {
-            logger.info("\(reason)")
+        if lostReason == nil {
+            strand("worker \(id) (pid \(hello.pid.map(String.init) ?? "?")) disconnected: \(end)")
         }
-        for continuation in stranded.values { continuation.resume(returning: .lost(reason)) }
-        let unanswered = exchanges
-        exchanges.removeAll()
-        for continuation in unanswered.values { continuation.resume(returning: nil) }
         let onLost = self.onLost
         self.onLost = nil
         onSlotFreed = nil

@@ -17,4 +17,13 @@ public protocol CacheMaintenance: Sendable {
     /// - Returns: how many entries were dropped.
     /// - Throws: ``ProviderFailure`` when the store cannot be changed.
     func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int
+
+    /// Figures of the store for `status` (entries, bytes, evictions, …), added to the
+    /// worker's counters; none by default.
+    var statusFigures: [String: JSONValue] { get }
+}
+
+extension CacheMaintenance {
+    /// No figures.
+    public var statusFigures: [String: JSONValue] { [:] }
 }

@@ -148,7 +148,9 @@ public final class WorkerRuntime: Sendable {
         case .ping(let ping):
             await send(prepare(.pong(PongMessage(id: ping.id))), on: connection)
         case .status(let status):
-            await send(prepare(.result(ResultMessage(id: status.id, data: counters.resultData))), on: connection)
+            let figures = (provider as? any CacheMaintenance)?.statusFigures ?? [:]
+            let data = counters.resultData.merging(figures) { counter, _ in counter }
+            await send(prepare(.result(ResultMessage(id: status.id, data: data))), on: connection)
         case .store(let store):
             maintain(store.id, on: connection) { cache throws(ProviderFailure) in
                 try await cache.store(Response(store), under: store.key)

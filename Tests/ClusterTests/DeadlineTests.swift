@@ -132,32 +132,20 @@ struct DeadlineTests {
     func budgetLeftAfterWorkerLoss() async throws {
         try await TestCluster.with(ClusterOptions(bundleCount: 0)) { cluster in
             let workerPath = cluster.folder.path + "/w.sock"
-            func register(_ name: String) throws -> RawSocket {
-                let worker = try RawSocket(path: workerPath)
-                worker.send(.hello(Hello(role: .worker, kind: "bundle", pid: 1, name: name)))
-                guard case .welcome? = try worker.nextMessage() else { throw SpawnError("\(name) got no welcome") }
-                return worker
-            }
-            let first = try register("first")
+            let first = try await FakeWorker(at: workerPath, name: "first")
             let client = try await cluster.connect()
             defer { Task { await client.close() } }
             let asking = Task { await outcome(client, Request(path: "docs/hello.txt", deadline: .seconds(10))) }
-            guard case .request(let forwarded)? = try first.nextMessage() else {
-                Issue.record("the first worker got no request")
-                return
-            }
+            let forwarded = try await first.nextRequest()
             #expect((forwarded.deadlineMs ?? 0) > 9_000)
-            let second = try register("second")
+            let second = try await FakeWorker(at: workerPath, name: "second")
             try await Task.sleep(for: .milliseconds(1500))
             // The first worker goes away without answering: the request moves to the second.
-            shutdown(first.fd, Int32(SHUT_RDWR))
-            guard case .request(let retried)? = try second.nextMessage() else {
-                Issue.record("the second worker got no request")
-                return
-            }
+            first.disconnect()
+            let retried = try await second.nextRequest()
             let left = try #require(retried.deadlineMs)
             #expect(left <= 8_500, "the retry should get what is left of the 10 s, not \(left) ms")
-            second.send(.failure(FailureMessage(id: retried.id, error: .init(code: "readFailed", message: "test"))))
+            second.fail(retried.id, code: "readFailed", "test")
             let answer = try await within(10, "the answer") { await asking.value }
             #expect(answer.success == nil)
         }

@@ -83,6 +83,16 @@ final class RawSocket: @unchecked Sendable {
         return try MessageCodec().decode(payload)
     }
 
+    /// The next message that is not a ping (pings are answered on the way, as a worker must
+    /// answer the coordinator's heartbeats); nil when the peer closed the connection.
+    func nextMessageAnsweringPings() throws -> WireMessage? {
+        while true {
+            let message = try nextMessage()
+            guard case .ping(let ping)? = message else { return message }
+            send(.pong(PongMessage(id: ping.id)))
+        }
+    }
+
     /// Whether the peer has closed the connection (reads until end of file, skipping frames).
     func isClosedByPeer() throws -> Bool {
         while true {

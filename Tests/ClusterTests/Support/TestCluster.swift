@@ -96,7 +96,7 @@ struct ClusterOptions: Sendable {
     }
 }
 
-/// One bundle worker, as a status report shows it.
+/// One registered worker, as a status report shows it.
 struct WorkerStatus: Sendable, Equatable {
     var id: String
     var kind: String
@@ -107,19 +107,22 @@ struct WorkerStatus: Sendable, Equatable {
     var answered: Int
 }
 
-/// A coordinator's status report.
+/// A coordinator's status report, with shorthands for the tests.
 struct ClusterStatus: Sendable {
+    /// The typed report.
+    var typed: StatusReport
+    /// The registered workers (not the local ones starting or restarting).
     var workers: [WorkerStatus]
-    var tripsStarted: Int
-    var tripsJoined: Int
-    var requestsInFlight: Int
-    var clients: Int
-    var draining: Bool
+    var tripsStarted: Int { typed.tripsStarted }
+    var tripsJoined: Int { typed.tripsJoined }
+    var requestsInFlight: Int { typed.requestsInFlight }
+    var clients: Int { typed.clients }
+    var draining: Bool { typed.draining }
     /// Write-backs cache workers acknowledged.
-    var writeBacks: Int
+    var writeBacks: Int { typed.writeBacks }
     /// Background refreshes started (`cacheThenRefresh`).
-    var refreshesStarted: Int
-    /// The whole report, for the counters not named above.
+    var refreshesStarted: Int { typed.refreshesStarted }
+    /// The whole report as JSON, for the counters not named above.
     var report: [String: JSONValue]
 
     /// The integer counter `key` of the report; nil when absent.
@@ -127,30 +130,14 @@ struct ClusterStatus: Sendable {
         if case .integer(let value)? = report[key] { Int(value) } else { nil }
     }
 
-    init(_ report: [String: JSONValue]) throws {
-        self.report = report
-        func int(_ value: JSONValue?, _ key: String) throws -> Int {
-            guard case .integer(let number)? = value else { throw SpawnError("status: \(key) is not an integer: \(report)") }
-            return Int(number)
+    init(_ typed: StatusReport) {
+        self.typed = typed
+        self.report = ResultMessage(id: 0, report: typed).data ?? [:]
+        workers = typed.workers.filter { [.ready, .draining, .unresponsive].contains($0.state) }.map { worker in
+            WorkerStatus(
+                id: worker.id, kind: worker.kind, pid: Int32(worker.pid ?? 0), name: worker.name, inFlight: worker.inFlight,
+                forwarded: worker.forwarded, answered: worker.answered)
         }
-        guard case .array(let list)? = report["workers"] else { throw SpawnError("status without workers: \(report)") }
-        workers = try list.map { entry in
-            guard case .object(let fields) = entry, case .string(let id)? = fields["id"],
-                case .string(let kind)? = fields["kind"]
-            else { throw SpawnError("status: a worker entry is malformed: \(entry)") }
-            return WorkerStatus(
-                id: id, kind: kind, pid: Int32(try int(fields["pid"], "pid")), name: { if case .string(let name)? = fields["name"] { name } else { nil } }(),
-                inFlight: try int(fields["inFlight"], "inFlight"), forwarded: try int(fields["forwarded"], "forwarded"),
-                answered: try int(fields["answered"], "answered"))
-        }
-        tripsStarted = try int(report["tripsStarted"], "tripsStarted")
-        tripsJoined = try int(report["tripsJoined"], "tripsJoined")
-        requestsInFlight = try int(report["requestsInFlight"], "requestsInFlight")
-        clients = try int(report["clients"], "clients")
-        writeBacks = try int(report["writeBacks"], "writeBacks")
-        refreshesStarted = try int(report["refreshesStarted"], "refreshesStarted")
-        guard case .bool(let draining)? = report["draining"] else { throw SpawnError("status without draining") }
-        self.draining = draining
     }
 
     var bundleWorkers: [WorkerStatus] { workers.filter { $0.kind == "bundle" } }
@@ -194,7 +181,7 @@ final class TestCluster: Sendable {
                 _ = try await cluster.status()
             } catch {
                 cluster.destroy()
-                throw error
+                throw SpawnError("\(error)\nmonarch up (running: \(up.isRunning)) said:\n\(up.stderr.text)")
             }
             return cluster
         } catch {
@@ -233,7 +220,7 @@ final class TestCluster: Sendable {
 
     /// The status report, over `client`.
     func status(via client: MonarchClient) async throws -> ClusterStatus {
-        let status = try ClusterStatus(try await within(20, "status") { try await client.status() })
+        let status = ClusterStatus(try await within(20, "status") { try await client.status() })
         workerPids.withLock { $0.formUnion(status.workers.map(\.pid)) }
         return status
     }

@@ -132,6 +132,15 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
 
     // MARK: - CacheMaintenance
 
+    /// The memory cache's entries, bytes and evictions so far.
+    public var statusFigures: [String: JSONValue] {
+        let usage = memoryUsage
+        return [
+            "entries": .integer(Int64(usage.entries)), "memoryBytes": .integer(Int64(usage.bytes)),
+            "evictions": .integer(Int64(usage.evictions)),
+        ]
+    }
+
     /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), stamped
     /// with the clock's time. In memory at once; with a file, returns once the entry is
     /// committed to it.

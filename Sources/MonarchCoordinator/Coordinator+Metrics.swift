@@ -1,0 +1,57 @@
+import MonarchWire
+
+// Metrics: the coordinator's totals as Prometheus counters and gauges (names and labels after
+// Prometheus's conventions), brought up to date when scraped.
+extension Coordinator {
+    /// Brings every metric up to date: requests, answers by source and status, failures by
+    /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, workers
+    /// by state, restarts, overloads, refusals, and the cache workers' evictions (asked of
+    /// them, a second at most each). Loop thread.
+    func syncMetrics(_ sync: MetricsSync) async {
+        loop.preconditionInEventLoop()
+        var byDomain: [String: Int] = [:]
+        for (key, count) in statistics.answers {
+            byDomain[key.domain, default: 0] += count
+            sync.count("monarch_answers_total", [("domain", key.domain), ("source", key.source), ("status", key.status)], total: count)
+        }
+        for (domain, count) in byDomain { sync.count("monarch_requests_total", [("domain", domain)], total: count) }
+        for (pair, count) in statistics.failures {
+            sync.count("monarch_failures_total", [("domain", pair.domain), ("code", pair.code)], total: count)
+        }
+        for (domain, count) in statistics.cacheHits { sync.count("monarch_cache_hits_total", [("domain", domain)], total: count) }
+        for (domain, count) in statistics.cacheMisses { sync.count("monarch_cache_misses_total", [("domain", domain)], total: count) }
+        sync.count("monarch_coalesced_joins_total", total: flights.joined)
+        sync.count("monarch_write_backs_total", [("result", "stored")], total: cachePools.map(\.stores).reduce(0, +))
+        sync.count("monarch_write_backs_total", [("result", "failed")], total: cachePools.map(\.storeFailures).reduce(0, +))
+        sync.count("monarch_write_backs_total", [("result", "skipped")], total: cachePools.map(\.storesSkipped).reduce(0, +))
+        sync.count("monarch_overloaded_total", total: overloadedRequests)
+        sync.count("monarch_connections_refused_total", total: refusedConnections)
+        sync.count("monarch_unresponsive_workers_total", total: unresponsiveWorkers)
+        sync.gauge("monarch_requests_in_flight", [], requestsInFlight)
+        sync.gauge("monarch_clients", [], clients.count)
+        let report = statusReport()
+        var states: [String: [StatusReport.Worker.State: Int]] = [:]
+        var restarts: [String: Int] = [:]
+        for worker in report.workers {
+            states[worker.kind, default: [:]][worker.state, default: 0] += 1
+            restarts[worker.kind, default: 0] += worker.restarts
+        }
+        for pool in report.pools {
+            for state in [StatusReport.Worker.State.ready, .draining, .unresponsive, .starting, .restarting, .stopped] {
+                sync.gauge("monarch_workers", [("kind", pool.kind), ("state", state.rawValue)], states[pool.kind]?[state] ?? 0)
+            }
+            sync.count("monarch_worker_restarts_total", [("kind", pool.kind)], total: restarts[pool.kind] ?? 0)
+            sync.gauge("monarch_pool_failed", [("kind", pool.kind)], pool.state == .failed ? 1 : 0)
+        }
+        for pool in cachePools {
+            var evictions = 0
+            for worker in pool.connected {
+                if case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
+                    case .integer(let count)? = result.data?["evictions"] {
+                    evictions += Int(count)
+                }
+            }
+            sync.count("monarch_cache_evictions_total", [("kind", pool.kind)], total: evictions)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Logging
+import Monarch
+import MonarchLoop
+import MonarchConfig
+import MonarchWire
+
+// `scale`: local pools grow and shrink at runtime; a shrinking pool drains first.
+extension Coordinator {
+    /// How long a `scale` waits for new workers to register and leaving ones to drain and exit.
+    var scaleTimeout: Duration { max(limits.timeout, .seconds(30)) }
+
+    /// Makes `message.count` local workers of `message.kind` run: a `result` (``ScaleReport``)
+    /// once the new ones have registered and the leaving ones have drained and exited, or a
+    /// `failure`: `invalidRequest` when this coordinator starts no workers or the configuration
+    /// has none of that kind, `unavailable` when a new worker exited before registering or
+    /// did not register in time (the others stay). Loop thread.
+    func scale(_ message: ScaleMessage) async -> WireMessage {
+        loop.preconditionInEventLoop()
+        func failure(_ code: ChainError.Code, _ text: String) -> WireMessage {
+            .failure(FailureMessage(id: message.id, error: ChainError(code, text).detail))
+        }
+        guard let supervisor else {
+            return failure(.invalidRequest, "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run")
+        }
+        let kind = message.kind
+        let exits = ExitWatch(supervisor)
+        let change: Supervisor.ScaleChange
+        do {
+            change = try supervisor.scale(kind, to: message.count)
+        } catch {
+            return failure(.invalidRequest, error.message)
+        }
+        logger.info("scaling \(kind): \(change.previous) → \(message.count)")
+        scalingKinds.insert(kind)
+        defer { scalingKinds.remove(kind) }
+        // Leaving workers take no new requests from now, and finish what they have.
+        for name in change.leaving {
+            guard let worker = pools[kind]?.workers.first(where: { $0.id == name }) else { continue }
+            worker.isDraining = true
+            pools[kind]?.takeOutOfRotation(worker)
+        }
+        let start = ContinuousClock.now
+        var stopRequested: Set<String> = []
+        while true {
+            let pool = pools[kind]
+            let registered = Set(pool?.connected.map(\.id) ?? [])
+            if let failed = change.started.first(where: { exits.exited.contains($0) && !registered.contains($0) }) {
+                return failure(.unavailable, "\(failed) exited before it registered (its log says why); scaled to \(message.count) nonetheless")
+            }
+            for name in change.leaving where !stopRequested.contains(name) {
+                let worker = pool?.workers.first { $0.id == name }
+                if worker?.isIdle ?? true {
+                    stopRequested.insert(name)
+                    supervisor.stop(name)
+                }
+            }
+            let allRegistered = change.started.allSatisfy(registered.contains)
+            let allGone = change.leaving.allSatisfy { supervisor.slot(named: $0) == nil }
+            if allRegistered && allGone { break }
+            if ContinuousClock.now - start > scaleTimeout {
+                let missing = change.started.filter { !registered.contains($0) } + change.leaving.filter { supervisor.slot(named: $0) != nil }
+                return failure(.unavailable, "not done within \(scaleTimeout): \(missing.joined(separator: ", ")) (scaled to \(message.count) nonetheless)")
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let local = Set(supervisor.pool(kind)?.slots.map(\.name) ?? [])
+        let remote = pools[kind]?.connected.filter { !local.contains($0.id) }.count ?? 0
+        let report = ScaleReport(
+            kind: kind, count: message.count, previous: change.previous, started: change.started,
+            stopped: change.leaving, remote: remote)
+        return .result(ResultMessage(id: message.id, report: report))
+    }
+}
+
+/// The names of the workers that exit while a scale waits (chained to the supervisor's own
+/// observer, restored when the watch ends).
+private final class ExitWatch {
+    private(set) var exited: Set<String> = []
+    private unowned let supervisor: Supervisor
+    private let previous: ((String, ChildProcess.Exit) -> Void)?
+
+    init(_ supervisor: Supervisor) {
+        self.supervisor = supervisor
+        self.previous = supervisor.onExit
+        supervisor.onExit = { [unowned self, previous] name, exit in
+            exited.insert(name)
+            previous?(name, exit)
+        }
+    }
+
+    deinit { supervisor.onExit = previous }
+}

@@ -1,0 +1,128 @@
+import Logging
+import MonarchLoop
+import MonarchWire
+
+/// Serves metrics in Prometheus's text format over HTTP/1.1: `GET /metrics` only, one request
+/// per connection (as scrapers make them), the request line and headers within 8 KiB and
+/// 5 seconds, at most 16 scrapes at once. With a token, every scrape must carry
+/// `Authorization: Bearer TOKEN`. Loop thread only, except ``close()``.
+final class MetricsEndpoint: @unchecked Sendable {
+    /// The address as bound (a `tcp:…:0` shows the chosen port).
+    private(set) var boundAddress: SocketAddress?
+    private let address: SocketAddress
+    private let token: String?
+    private let loop: EventLoop
+    private let logger: Logger
+    private let render: @Sendable () async -> [UInt8]
+    private var listener: Listener?
+    private var open = 0
+
+    /// The largest request head read.
+    static let maxHeadBytes = 8 << 10
+    /// Scrapes served at once.
+    static let maxConnections = 16
+
+    /// An endpoint on `address` answering with what `render` gives (the text of every metric),
+    /// asking for `token` when one is given.
+    init(address: SocketAddress, token: String?, loop: EventLoop, logger: Logger, render: @escaping @Sendable () async -> [UInt8]) {
+        self.address = address
+        self.token = token
+        self.loop = loop
+        self.logger = logger
+        self.render = render
+    }
+
+    /// Listens. Loop thread only.
+    ///
+    /// - Throws: ``UVError`` when the address cannot be bound.
+    func start() throws(UVError) {
+        let listener = try Listener(address: address, on: loop) { [unowned self] stream in accept(stream) }
+        boundAddress = listener.boundAddress
+        self.listener = listener
+    }
+
+    /// Stops listening.
+    func close() {
+        listener?.close()
+        listener = nil
+    }
+
+    private func accept(_ stream: StreamConnection) {
+        guard open < Self.maxConnections else { return stream.close() }
+        open += 1
+        var head: [UInt8] = []
+        var answered = false
+        let timer = try? LoopTimer(on: loop)
+        timer?.start(afterMs: 5000) { stream.close() }
+        stream.onEnd = { [unowned self] _ in
+            timer?.close()
+            open -= 1
+        }
+        stream.onRead = { [unowned self] bytes in
+            guard !answered else { return }
+            head.append(contentsOf: bytes)
+            if let end = Self.endOfHead(head) {
+                answered = true
+                stream.stopReading()
+                respond(to: Array(head[..<end]), on: stream)
+            } else if head.count > Self.maxHeadBytes {
+                answered = true
+                Self.write(status: "431 Request Header Fields Too Large", body: Array("request head too large\n".utf8), to: stream)
+            }
+        }
+        stream.startReading()
+    }
+
+    private func respond(to head: [UInt8], on stream: StreamConnection) {
+        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
+        let requestLine = lines.first.map { $0.split(separator: " ") } ?? []
+        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else {
+            return Self.write(status: "400 Bad Request", body: Array("not an HTTP/1.x request\n".utf8), to: stream)
+        }
+        guard requestLine[0] == "GET" || requestLine[0] == "HEAD" else {
+            return Self.write(status: "405 Method Not Allowed", body: Array("GET /metrics\n".utf8), to: stream)
+        }
+        guard requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?") else {
+            return Self.write(status: "404 Not Found", body: Array("metrics are at /metrics\n".utf8), to: stream)
+        }
+        if let token {
+            let presented = lines.dropFirst().first { $0.lowercased().hasPrefix("authorization:") }
+                .map { $0.drop { $0 != ":" }.dropFirst().trimmingPrefix(" ") }
+            guard let presented, presented.hasPrefix("Bearer "),
+                Coordinator.tokensMatch(String(presented.dropFirst("Bearer ".count)), token)
+            else {
+                return Self.write(
+                    status: "401 Unauthorized", body: Array("a valid Authorization: Bearer token is required\n".utf8),
+                    to: stream, extraHeaders: "WWW-Authenticate: Bearer\r\n")
+            }
+        }
+        let isHead = requestLine[0] == "HEAD"
+        let render = self.render
+        Task(executorPreference: loop) {
+            let body = await render()
+            Self.write(
+                status: "200 OK", body: body, to: stream, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                omitBody: isHead)
+        }
+    }
+
+    /// The index just past the blank line ending the request head, if it has arrived.
+    private static func endOfHead(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 3..<bytes.count
+        where bytes[index - 3] == 13 && bytes[index - 2] == 10 && bytes[index - 1] == 13 && bytes[index] == 10 {
+            return index + 1
+        }
+        return nil
+    }
+
+    private static func write(
+        status: String, body: [UInt8], to stream: StreamConnection, contentType: String = "text/plain; charset=utf-8",
+        extraHeaders: String = "", omitBody: Bool = false
+    ) {
+        let head = "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
+            + extraHeaders + "Connection: close\r\n\r\n"
+        stream.write(Array(head.utf8) + (omitBody ? [] : body))
+        stream.closeAfterWrites()
+    }
+}

@@ -1,0 +1,75 @@
+import Metrics
+
+/// What the coordinator's requests came to: totals since start (by domain, source, status and
+/// failure code) and, per domain, the last minute (``DomainStatistics``). With metrics on, each
+/// answer's latency also goes to a swift-metrics timer per domain. Loop thread only.
+struct RequestStatistics {
+    /// One kind of answer, for the totals.
+    struct AnswerKey: Hashable {
+        var domain: String
+        /// The provider that answered, or `none` for a failure.
+        var source: String
+        /// The status, or `failure`.
+        var status: String
+    }
+
+    /// Answers by domain, source and status, since start.
+    private(set) var answers: [AnswerKey: Int] = [:]
+    /// Failures by domain and code, since start.
+    private(set) var failures: [FailurePair: Int] = [:]
+    /// Cache hits and misses by domain (domains whose chain has a cache), since start.
+    private(set) var cacheHits: [String: Int] = [:]
+    private(set) var cacheMisses: [String: Int] = [:]
+    /// The last minute, by domain.
+    private(set) var recent: [String: DomainStatistics] = [:]
+    /// Latency timers by domain, when metrics are on.
+    private var timers: [String: Timer] = [:]
+    private let metricsOn: Bool
+
+    /// A domain and a failure code.
+    struct FailurePair: Hashable {
+        var domain: String
+        var code: String
+    }
+
+    /// Statistics that also feed swift-metrics timers when `metricsOn`.
+    init(metricsOn: Bool) {
+        self.metricsOn = metricsOn
+    }
+
+    /// Records an answer of `domain` after `latency`: a response from `source` with `status`,
+    /// or a failure with `failureCode`. `hasCache`: whether the domain's chain has a cache (so
+    /// that any other answer is a cache miss).
+    mutating func record(
+        domain: String, source: String?, status: Int?, failureCode: String?, latency: Duration, hasCache: Bool,
+        now: ContinuousClock.Instant = .now
+    ) {
+        let hit = source.map(CachePool.kinds.contains) ?? false
+        answers[AnswerKey(domain: domain, source: source ?? "none", status: status.map(String.init) ?? "failure"), default: 0] += 1
+        if let failureCode { failures[FailurePair(domain: domain, code: failureCode), default: 0] += 1 }
+        if hasCache {
+            if hit { cacheHits[domain, default: 0] += 1 } else { cacheMisses[domain, default: 0] += 1 }
+        }
+        recent[domain, default: DomainStatistics()].record(latency: latency, hit: hit, now: now)
+        if metricsOn {
+            let timer = timers[domain] ?? {
+                let made = Timer(label: "monarch_request_duration_seconds", dimensions: [("domain", domain)])
+                timers[domain] = made
+                return made
+            }()
+            timer.recordNanoseconds(max(0, latency.wholeMicroseconds * 1000))
+        }
+    }
+
+    /// Answers since start by the provider that gave them.
+    var answersBySource: [String: Int] {
+        answers.reduce(into: [:]) { result, entry in
+            if entry.key.source != "none" { result[entry.key.source, default: 0] += entry.value }
+        }
+    }
+
+    /// Failures since start by code.
+    var failuresByCode: [String: Int] {
+        failures.reduce(into: [:]) { result, entry in result[entry.key.code, default: 0] += entry.value }
+    }
+}
