@@ -417,7 +417,8 @@ def auth(ctx):
     expect_refused(ctx, "a worker without a token", hello_on(worker, role="worker", kind="bundle", name="rogue"))
     expect_refused(ctx, "a worker with a wrong token", hello_on(worker, role="worker", kind="bundle", name="rogue",
                                                                 token="wrong"))
-    names = [w.get("name") for w in ctx.cluster.status(ctx.token).get("workers") or [] if w.get("kind") == "bundle"]
+    names = [w.get("name") or w.get("id") for w in wire.serving_workers(ctx.cluster.status(ctx.token))
+             if w.get("kind") == "bundle"]
     if not names:
         ctx.check(False, "the status report names no bundle worker")
         return
@@ -571,7 +572,7 @@ def wait_for_bundle(admin, seconds):
             data = admin.status(timeout=5)
         except wire.WireError:
             continue
-        if any(w.get("kind") == "bundle" for w in data.get("workers") or []):
+        if any(w.get("kind") == "bundle" for w in wire.serving_workers(data)):
             return time.monotonic() - started
     return None
 

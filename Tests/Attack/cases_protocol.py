@@ -34,7 +34,7 @@ def smoke(ctx):
                   and second.get("source") == "cache", "api/json again: %s from %s" % (
                       wire.describe(second), second.get("source")))
         status = conn.status()
-        kinds = sorted(w.get("kind") for w in status.get("workers") or [])
+        kinds = sorted(w.get("kind") for w in wire.serving_workers(status))
         ctx.check(kinds == ["bundle", "cache", "network"], "status workers: %s" % kinds)
         reply = conn.get("docs/missing.txt")
         ctx.check(expect_failure(reply, ["exhausted"], "missing file") is None, wire.describe(reply))

@@ -288,6 +288,12 @@ def describe(message):
     return kind
 
 
+def serving_workers(status):
+    """The workers of a status report that serve requests now: state `ready` (reports without
+    a state list only registered workers)."""
+    return [w for w in status.get("workers") or [] if w.get("state", "ready") == "ready"]
+
+
 def failure_codes(message):
     """Every failure code in a failure message: the top-level one, then each attempt's."""
     error = message.get("error") or {}
