@@ -147,10 +147,10 @@ public struct Configuration: Sendable, Equatable {
             /// (`--max-response-bytes`).
             public var maxResponseBytes: Int?
             /// `maxHostConnections`: connections open to one upstream host, at least 1
-            /// (`--max-host-connections`).
+            /// (`--max-host-connections`); the worker announces it as its capacity per host.
             public var maxHostConnections: Int?
-            /// `capacity`: requests run at once, announced to the coordinator, at least 1
-            /// (`--capacity`; the worker's default is its `maxHostConnections`).
+            /// `capacity`: requests run at once in all, announced to the coordinator, at
+            /// least 1 (`--capacity`).
             public var capacity: Int?
 
             /// Settings as given; nil means the worker's default.

@@ -60,8 +60,8 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     /// Each worker owns its keys, so requests for a full worker wait for that worker.
     override func lane(of worker: WorkerSession) -> String { worker.id }
 
-    override func choose(for request: Request, excluding excluded: [String]) -> WorkerSession? {
-        guard let key = request.route.cacheKey else { return super.choose(for: request, excluding: excluded) }
+    override func choose(for request: Request, host: String, excluding excluded: [String]) -> WorkerSession? {
+        guard let key = request.route.cacheKey else { return super.choose(for: request, host: host, excluding: excluded) }
         return owner(of: key, excluding: excluded)
     }
 
@@ -82,7 +82,7 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
             case .result?: stores += 1
             case .failure(let failure)?:
                 storeFailures += 1
-                logger.warning("\(worker.id) did not keep \(key): \(failure.error.code): \(failure.error.message)")
+                logger.warning("\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code)): \(LogText.sanitized(failure.error.message))")
             default:
                 storeFailures += 1
                 logger.warning("\(worker.id) was lost before it acknowledged keeping \(key)")

@@ -91,6 +91,12 @@ extension Coordinator {
                 .unexpectedMessage, "this address takes \(role.rawValue) connections, not \(hello.role.rawValue)s")
         }
         if draining { return ProtocolError(.unexpectedMessage, "the coordinator is shutting down") }
+        if role == .worker, let name = hello.name, !Self.isValidWorkerName(name) {
+            // A worker's name is its id in logs, status and metrics: printable, short.
+            return ProtocolError(
+                .invalidField,
+                "a worker's name is 1 to 128 of A-Z a-z 0-9 . _ - @ :, not \(LogText.quoted(name))")
+        }
         if role == .worker, let name = hello.name, connectedWorkerNames[hello.kind ?? "worker", default: []].contains(name) {
             // Keys are sharded on names, and a name is how operators find a worker: a second
             // worker with a connected one's name is an impostor or a mistake.
@@ -99,6 +105,18 @@ extension Coordinator {
                 "a \(hello.kind ?? "worker") worker named \(LogText.quoted(name)) is already connected; give each worker a unique --name")
         }
         return nil
+    }
+
+    /// Whether `name` may name a worker: 1 to 128 characters from `A-Z a-z 0-9 . _ - @ :`.
+    static func isValidWorkerName(_ name: String) -> Bool {
+        (1...128).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "._-@:".utf8.contains(byte)
+            }
+        }
     }
 
     /// Whether a presented token is the configured one, in time that does not depend on where

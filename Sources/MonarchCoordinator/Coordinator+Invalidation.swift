@@ -42,7 +42,9 @@ extension Coordinator {
                 message: "\(what): removed \(total.removed) on \(total.workers) worker(s), but not on: "
                     + total.failures.joined(separator: "; "))))
         }
-        logger.info("invalidated \(what): \(total.removed) entr\(total.removed == 1 ? "y" : "ies") on \(total.workers) worker(s)")
+        adminLog.log(
+            .info, "invalidated \(what): \(total.removed) entr\(total.removed == 1 ? "y" : "ies") on \(total.workers) worker(s)",
+            to: logger)
         return .result(ResultMessage(id: message.id, data: [
             "removed": .integer(Int64(total.removed)), "workers": .integer(Int64(total.workers)),
         ]))

@@ -82,6 +82,8 @@ public final class Coordinator: @unchecked Sendable {
     var supervisor: Supervisor?
     /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
     var peerLog = LogLimiter()
+    /// Log lines about admin exchanges clients may send at will (invalidations), likewise.
+    var adminLog = LogLimiter()
 
     /// Told about each worker that registers. Loop thread.
     public var onWorkerRegistered: ((WorkerInfo) -> Void)?

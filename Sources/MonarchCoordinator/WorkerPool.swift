@@ -46,8 +46,16 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     private(set) var workers: [WorkerSession] = []
     /// Where the search for the least loaded worker starts, so ties rotate.
     private var cursor = 0
-    /// Requests waiting for a slot, by lane (see ``lane(of:)``). Loop thread only.
-    private var lanes: [String: FairQueue<Waiting>] = [:]
+    /// Where a request waits for a slot: its worker's lane (see ``lane(of:)``) and its upstream host.
+    private struct LaneKey: Hashable {
+        var lane: String
+        var host: String
+    }
+
+    /// Requests waiting for a slot, by lane and host. Loop thread only.
+    private var lanes: [LaneKey: FairQueue<Waiting>] = [:]
+    /// Where the hand-out of free slots starts among a lane's hosts, so hosts take turns.
+    private var hostTurn = 0
     private var nextTicket = 0
     /// Requests that waited for a slot.
     private(set) var queued = 0
@@ -80,7 +88,9 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     func takeOutOfRotation(_ worker: WorkerSession) {
         let lane = lane(of: worker)
         if !workers.contains(where: { $0.isServing && self.lane(of: $0) == lane }) {
-            for waiting in lanes[lane]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+            for key in lanes.keys where key.lane == lane {
+                for waiting in lanes[key]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+            }
         }
     }
 
@@ -102,11 +112,12 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         loop.preconditionInEventLoop()
         let trip = Self.trip
         let budget = trip?.budget ?? TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
+        let host = Self.upstreamHost(of: request)
         var request = request
         var lost: [String] = []
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
-            guard let worker = await acquire(for: request, excluding: lost, client: trip?.client ?? 0) else {
+            guard let worker = await acquire(for: request, host: host, excluding: lost, client: trip?.client ?? 0) else {
                 if Task.isCancelled { return .failure(.cancelled) }
                 if lost.isEmpty {
                     return .failure(ProviderFailure(code: "unavailable", message: "no \(kind) worker is connected"))
@@ -114,10 +125,9 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
                 return .failure(ProviderFailure(
                     code: "workerLost", message: "every \(kind) worker tried was lost mid-request (\(lost.joined(separator: ", ")))"))
             }
-            worker.reserved -= 1
             let end = budget.end
             if let end { request.deadline = max(.zero, end - ContinuousClock.now) }
-            switch await worker.forward(request) {
+            switch await worker.forward(request, host: host) {
             case .answered(.failure(let failure))
             where budget.outgrew(end) && Self.ranOutOfTime(failure) && request.isIdempotent:
                 // It ran out of the budget it was sent with, but a waiter with more time joined
@@ -135,16 +145,25 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         }
     }
 
-    /// A worker with a slot reserved for `request`, waiting in turn while the chosen worker
-    /// is full; nil when no worker is left to try, or the task was cancelled.
-    private func acquire(for request: Request, excluding excluded: [String], client: Int) async -> WorkerSession? {
+    /// The `host:port` of a request's upstream URL, lowercased; `""` for a request with none.
+    static func upstreamHost(of request: Request) -> String {
+        guard let upstream = request.route.upstream, let start = upstream.range(of: "://")?.upperBound else { return "" }
+        let rest = upstream[start...]
+        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.lowercased()
+    }
+
+    /// A worker with a slot reserved for `request` (for upstream `host`), waiting in turn while
+    /// the chosen worker is full; nil when no worker is left to try, or the task was cancelled.
+    private func acquire(
+        for request: Request, host: String, excluding excluded: [String], client: Int
+    ) async -> WorkerSession? {
         while true {
-            guard let worker = choose(for: request, excluding: excluded) else { return nil }
-            if worker.hasRoom {
-                worker.reserved += 1
+            guard let worker = choose(for: request, host: host, excluding: excluded) else { return nil }
+            if worker.hasRoom(forHost: host) {
+                worker.reserve(host: host)
                 return worker
             }
-            switch await waitForSlot(in: lane(of: worker), excluding: excluded, client: client) {
+            switch await waitForSlot(in: LaneKey(lane: lane(of: worker), host: host), excluding: excluded, client: client) {
             case .worker(let granted): return granted
             case .retry: continue
             case .cancelled: return nil
@@ -152,7 +171,7 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         }
     }
 
-    private func waitForSlot(in lane: String, excluding excluded: [String], client: Int) async -> Grant {
+    private func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
         let ticket = nextTicket
         nextTicket += 1
         queued += 1
@@ -174,45 +193,59 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         failure.code == "timeout" || failure.code == ChainError.Code.deadlineExceeded.rawValue
     }
 
-    /// Hands the free slots of `worker` to the requests waiting in its lane, in turn.
+    /// Hands the free slots of `worker` to the requests waiting in its lane, the hosts taking
+    /// turns one request at a time, and clients taking turns within a host.
     private func grantSlots(of worker: WorkerSession) {
         let lane = lane(of: worker)
-        while worker.hasRoom, let next = lanes[lane]?.popNext() {
-            if next.excluded.contains(worker.id) {
-                // This request already lost this worker once: it chooses among the others.
-                next.continuation.resume(returning: .retry)
-                continue
+        var keys = lanes.keys.filter { $0.lane == lane && !(lanes[$0]?.isEmpty ?? true) }.sorted { $0.host < $1.host }
+        guard !keys.isEmpty else { return }
+        hostTurn += 1
+        keys = Array(keys[(hostTurn % keys.count)...] + keys[..<(hostTurn % keys.count)])
+        var granted = true
+        while granted, worker.hasRoom {
+            granted = false
+            for key in keys where worker.hasRoom(forHost: key.host) {
+                guard let next = lanes[key]?.popNext() else { continue }
+                granted = true
+                if next.excluded.contains(worker.id) {
+                    // This request already lost this worker once: it chooses among the others.
+                    next.continuation.resume(returning: .retry)
+                    continue
+                }
+                worker.reserve(host: key.host)
+                next.continuation.resume(returning: .worker(worker))
             }
-            worker.reserved += 1
-            next.continuation.resume(returning: .worker(worker))
         }
+        for key in keys where lanes[key]?.isEmpty ?? false { lanes[key] = nil }
     }
 
     /// Sends every waiting request of the pool to choose a worker again.
     func retryAllWaiting() {
-        for lane in lanes.keys {
-            for waiting in lanes[lane]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+        for key in lanes.keys {
+            for waiting in lanes[key]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
         }
+        lanes.removeAll()
     }
 
     /// The worker `request` goes to, not among `excluded` (ids of workers lost during this
     /// request), full or not; nil when none is left. Here: among those with room (else among
     /// all), the one with the fewest requests in flight.
-    func choose(for request: Request, excluding excluded: [String]) -> WorkerSession? {
+    func choose(for request: Request, host: String, excluding excluded: [String]) -> WorkerSession? {
         guard !workers.isEmpty else { return nil }
         var best: WorkerSession?
         for offset in 0..<workers.count {
             let worker = workers[(cursor + offset) % workers.count]
             guard worker.isServing, !excluded.contains(worker.id) else { continue }
-            if let current = best, Self.preference(current) >= Self.preference(worker) { continue }
+            if let current = best, Self.preference(current, host) >= Self.preference(worker, host) { continue }
             best = worker
         }
         cursor = (cursor + 1) % workers.count
         return best
     }
 
-    /// How much a worker is preferred: one with room over a full one, then the least loaded.
-    private static func preference(_ worker: WorkerSession) -> (Int, Int) {
-        (worker.hasRoom ? 1 : 0, -worker.load)
+    /// How much a worker is preferred for a request to `host`: one with room over a full one,
+    /// then the least loaded.
+    private static func preference(_ worker: WorkerSession, _ host: String) -> (Int, Int) {
+        (worker.hasRoom(forHost: host) ? 1 : 0, -worker.load)
     }
 }

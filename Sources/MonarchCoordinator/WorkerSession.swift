@@ -31,7 +31,11 @@ final class WorkerSession: @unchecked Sendable {
     /// their slots (nor the table) for ever.
     private var cancelled: [MessageID: ContinuousClock.Instant] = [:]
     /// Slots promised to callers of the pool that have not sent their request yet.
-    var reserved = 0
+    private(set) var reserved = 0
+    /// Requests out and slots promised, by upstream host (`host:port`, `""` for none).
+    private var byHost: [String: Int] = [:]
+    /// The upstream host of each request out.
+    private var hostOf: [MessageID: String] = [:]
     /// Requests forwarded so far.
     private(set) var forwarded = 0
     /// Answers received so far.
@@ -67,6 +71,9 @@ final class WorkerSession: @unchecked Sendable {
 
     /// How many requests the worker runs at once: its hello's `capacity`, else ``defaultCapacity``.
     let capacity: Int
+    /// How many requests for one upstream host it runs at once: its hello's `hostCapacity`,
+    /// else ``capacity``.
+    let hostCapacity: Int
 
     init(id: String, hello: Hello, connection: FrameConnection, logger: Logger) {
         self.id = id
@@ -75,6 +82,7 @@ final class WorkerSession: @unchecked Sendable {
         self.logger = logger
         self.shardName = hello.name ?? id
         self.capacity = hello.capacity ?? Self.defaultCapacity
+        self.hostCapacity = min(hello.hostCapacity ?? capacity, capacity)
         connection.onMessage = { [unowned self] message in received(message) }
         connection.onEnd = { [self] end in ended(end) }
     }
@@ -90,6 +98,22 @@ final class WorkerSession: @unchecked Sendable {
 
     /// Whether another request may be sent now.
     var hasRoom: Bool { isServing && load < capacity }
+
+    /// Whether another request for upstream `host` may be sent now.
+    func hasRoom(forHost host: String) -> Bool {
+        hasRoom && byHost[host, default: 0] < hostCapacity
+    }
+
+    /// Promises a slot to a request for `host`, which ``forward(_:host:)`` then takes.
+    func reserve(host: String) {
+        reserved += 1
+        byHost[host, default: 0] += 1
+    }
+
+    private func release(host: String) {
+        let left = byHost[host, default: 1] - 1
+        byHost[host] = left > 0 ? left : nil
+    }
 
     /// Whether it has nothing left to answer (requests or admin exchanges).
     var isIdle: Bool { outstanding.isEmpty && exchanges.isEmpty }
@@ -112,19 +136,27 @@ final class WorkerSession: @unchecked Sendable {
         strand(reason)
     }
 
-    /// Forwards `request` and waits for the worker's answer. A cancelled caller gets a
-    /// `cancelled` failure at once and the worker gets a `cancel`. Runs on the loop.
-    func forward(_ request: Request) async -> Reply {
+    /// Forwards `request` (for upstream `host`, in the slot ``reserve(host:)`` promised) and
+    /// waits for the worker's answer. A cancelled caller gets a `cancelled` failure at once and
+    /// the worker gets a `cancel`. Runs on the loop.
+    func forward(_ request: Request, host: String) async -> Reply {
         connection.loop.preconditionInEventLoop()
-        if let lostReason { return .lost(lostReason) }
+        reserved -= 1
+        if let lostReason {
+            release(host: host)
+            return .lost(lostReason)
+        }
         let id = nextID
         nextID += 1
         do {
             try connection.send(.request(request.message(id: id)))
         } catch {
+            release(host: host)
+            onSlotFreed?(self)
             return .answered(.failure(ProviderFailure(code: "requestTooLarge", message: "\(error)")))
         }
         outstanding.insert(id)
+        hostOf[id] = host
         forwarded += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -187,6 +219,8 @@ final class WorkerSession: @unchecked Sendable {
         waiting.removeAll()
         outstanding.removeAll()
         cancelled.removeAll()
+        for host in hostOf.values { release(host: host) }
+        hostOf.removeAll()
         if !stranded.isEmpty {
             logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
         } else {
@@ -213,6 +247,7 @@ final class WorkerSession: @unchecked Sendable {
         for id in overdue {
             cancelled[id] = nil
             outstanding.remove(id)
+            if let host = hostOf.removeValue(forKey: id) { release(host: host) }
         }
         forgotten += overdue.count
         logger.warning("worker \(id) did not answer \(overdue.count) cancelled request(s) within \(Self.cancelGrace); forgetting them")
@@ -268,6 +303,7 @@ final class WorkerSession: @unchecked Sendable {
             return
         }
         cancelled[id] = nil
+        if let host = hostOf.removeValue(forKey: id) { release(host: host) }
         answered += 1
         if case .failure = outcome { failures += 1 }
         waiting.removeValue(forKey: id)?.resume(returning: .answered(outcome))

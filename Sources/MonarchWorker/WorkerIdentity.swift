@@ -13,14 +13,17 @@ public struct WorkerIdentity: Sendable, Equatable {
     public var name: String
     /// How many requests the worker runs at once.
     public var capacity: Int
+    /// How many requests for one upstream host it runs at once; nil: ``capacity``.
+    public var hostCapacity: Int?
     /// The shared secret the coordinator's worker listener asks for, if any.
     public var token: String?
 
     /// Creates an identity.
-    public init(kind: String, name: String? = nil, capacity: Int = 256, token: String? = nil) {
+    public init(kind: String, name: String? = nil, capacity: Int = 256, hostCapacity: Int? = nil, token: String? = nil) {
         self.kind = kind
         self.name = name ?? "\(kind)@\(Self.hostName())"
         self.capacity = capacity
+        self.hostCapacity = hostCapacity
         self.token = token
     }
 
@@ -33,6 +36,6 @@ public struct WorkerIdentity: Sendable, Equatable {
 
     /// The `hello` that registers this worker, with the process id.
     func hello(pid: Int) -> Hello {
-        Hello(role: .worker, token: token, kind: kind, capacity: capacity, pid: pid, name: name)
+        Hello(role: .worker, token: token, kind: kind, capacity: capacity, hostCapacity: hostCapacity, pid: pid, name: name)
     }
 }

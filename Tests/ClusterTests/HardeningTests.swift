@@ -182,6 +182,54 @@ struct FairnessTests {
     }
 }
 
+extension FairnessTests {
+    @Test("Requests to one upstream host never take another host's slots: a worker's hostCapacity bounds each host")
+    func perHostCapacity() async throws {
+        var options = ClusterOptions()
+        options.custom = """
+            domains:
+              api: [network]
+            routes:
+              - match: "a/..."
+                domain: api
+                upstream: http://127.0.0.1:9001/...
+              - match: "b/..."
+                domain: api
+                upstream: http://127.0.0.1:9002/...
+            workers:
+              network: {count: 0}
+
+            """
+        try await TestCluster.with(options) { cluster in
+            let worker = try await FakeNetworkWorker.register(at: cluster.workerPath, capacity: 4, hostCapacity: 2)
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            let toA = (0..<3).map { start(client, Request(path: "a/\($0)")) }
+            var forwarded = [try await worker.nextRequest(), try await worker.nextRequest()]
+            #expect(forwarded.allSatisfy { $0.upstream?.hasPrefix("http://127.0.0.1:9001/") == true })
+            // The third request to host a waits; one to host b goes at once.
+            let toB = start(client, Request(path: "b/0"))
+            let third = try await worker.nextRequest()
+            #expect(third.upstream?.hasPrefix("http://127.0.0.1:9002/") == true, "\(third.upstream ?? "")")
+            forwarded.append(third)
+            // A slot of host a frees: its waiting request goes.
+            worker.respond(forwarded[0].id, "a")
+            let fourth = try await worker.nextRequest()
+            #expect(fourth.upstream?.hasPrefix("http://127.0.0.1:9001/") == true)
+            forwarded.append(fourth)
+            for request in forwarded.dropFirst() { worker.respond(request.id, request.path) }
+            for task in toA + [toB] { #expect(await task.value.success != nil) }
+        }
+    }
+}
+
+/// A fake worker of kind `network`.
+enum FakeNetworkWorker {
+    static func register(at path: String, capacity: Int, hostCapacity: Int) async throws -> FakeWorker {
+        try await FakeWorker(at: path, kind: "network", name: "net", capacity: capacity, hostCapacity: hostCapacity)
+    }
+}
+
 @Suite("Hardening: connections")
 struct ConnectionLimitTests {
     @Test("Before hello, a frame larger than helloFrame ends the connection with oversizedFrame")

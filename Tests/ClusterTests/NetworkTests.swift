@@ -69,23 +69,6 @@ private func hits(_ stats: [String: Any], _ path: String) -> Int {
 
 @Suite("Network", .serialized)
 struct NetworkTests {
-    @Test("A network worker announces as capacity its connections per host, so the rest wait in the coordinator's fair queue")
-    func networkCapacity() async throws {
-        try await withOriginCluster { cluster, _, client in
-            let status = try await cluster.status(via: client)
-            guard case .array(let workers)? = status.report["workers"] else {
-                Issue.record("no workers in the status")
-                return
-            }
-            let capacities = workers.compactMap { entry -> Int64? in
-                guard case .object(let fields) = entry, fields["kind"] == .string("network"),
-                    case .integer(let capacity)? = fields["capacity"] else { return nil }
-                return capacity
-            }
-            #expect(capacities == [64])
-        }
-    }
-
     @Test("An upstream answer through the network worker, then the same from the cache")
     func fetchThenCache() async throws {
         try await withOriginCluster { cluster, _, client in

@@ -18,6 +18,9 @@ public struct Hello: Codable, Sendable, Equatable {
     public var kind: String?
     /// How many requests a worker runs at once.
     public var capacity: Int?
+    /// How many requests for one upstream host a worker runs at once (a network worker's
+    /// connections per host); absent: ``capacity``.
+    public var hostCapacity: Int?
     /// The sender's process id, for status reports.
     public var pid: Int?
     /// A free-form name for logs and status reports.
@@ -26,19 +29,20 @@ public struct Hello: Codable, Sendable, Equatable {
     /// Creates a hello.
     public init(
         role: Role, version: Int = WireProtocol.version, token: String? = nil, kind: String? = nil,
-        capacity: Int? = nil, pid: Int? = nil, name: String? = nil
+        capacity: Int? = nil, hostCapacity: Int? = nil, pid: Int? = nil, name: String? = nil
     ) {
         self.role = role
         self.version = version
         self.token = token
         self.kind = kind
         self.capacity = capacity
+        self.hostCapacity = hostCapacity
         self.pid = pid
         self.name = name
     }
 
     private enum CodingKeys: String, CodingKey {
-        case role, version, token, kind, capacity, pid, name
+        case role, version, token, kind, capacity, hostCapacity, pid, name
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +57,7 @@ public struct Hello: Codable, Sendable, Equatable {
                 CodingKeys.kind, .init(codingPath: c.codingPath, debugDescription: "a worker's hello names its kind"))
         }
         capacity = try c.decodeIntegerIfPresent(Int.self, forKey: .capacity, in: 1...Int.max)
+        hostCapacity = try c.decodeIntegerIfPresent(Int.self, forKey: .hostCapacity, in: 1...Int.max)
         pid = try c.decodeIntegerIfPresent(Int.self, forKey: .pid)
         name = try c.decodeIfPresent(String.self, forKey: .name)
     }

@@ -16,11 +16,15 @@ final class FakeWorker: Sendable {
     let answersPings = Atomic<Bool>(true)
 
     /// Registers a worker of `kind` called `name` (with `capacity`, when given) at `workerPath`.
-    init(at workerPath: String, kind: String = "bundle", name: String, capacity: Int? = nil, token: String? = nil) async throws {
+    init(
+        at workerPath: String, kind: String = "bundle", name: String, capacity: Int? = nil, hostCapacity: Int? = nil,
+        token: String? = nil
+    ) async throws {
         let socket = try RawSocket(path: workerPath, receiveTimeoutSeconds: 3600)
         self.socket = socket
         let welcome = try await offPool {
-            socket.send(.hello(Hello(role: .worker, token: token, kind: kind, capacity: capacity, pid: 1, name: name)))
+            socket.send(.hello(Hello(
+                role: .worker, token: token, kind: kind, capacity: capacity, hostCapacity: hostCapacity, pid: 1, name: name)))
             return try socket.nextMessage()
         }
         guard case .welcome? = welcome else { throw SpawnError("\(name) got no welcome: \(String(describing: welcome))") }

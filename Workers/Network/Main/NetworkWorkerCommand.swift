@@ -52,9 +52,9 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
     var maxHostConnections: Int = 64
 
     @Option(help: ArgumentHelp(
-        "Requests run at once, announced to the coordinator (default: --max-host-connections).",
-        discussion: "The coordinator sends no more than this and queues the rest, taking turns between clients; requests beyond the connections to one host would instead wait inside libcurl in arrival order, where one client's slow requests hold up everyone's."))
-    var capacity: Int?
+        "Requests run at once, announced to the coordinator (default: 256).",
+        discussion: "The coordinator sends no more than this, and no more than --max-host-connections for any one upstream host (announced too), and queues the rest, taking turns between clients: one client's slow requests to one host never hold up requests to other hosts, nor wait ahead of another client's requests to the same host inside libcurl."))
+    var capacity: Int = 256
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -64,7 +64,7 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
         guard maxResponseBytes > 0 else { throw ValidationError("--max-response-bytes must be positive") }
         guard maxHostConnections > 0 else { throw ValidationError("--max-host-connections must be positive") }
-        guard (capacity ?? 1) > 0 else { throw ValidationError("--capacity must be positive") }
+        guard capacity > 0 else { throw ValidationError("--capacity must be positive") }
         guard connectTimeoutMs > 0, timeoutMs > 0 else { throw ValidationError("timeouts must be positive") }
     }
 
@@ -74,7 +74,8 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
             throw ValidationError("libcurl could not be initialised")
         }
         let identity = WorkerIdentity(
-            kind: "network", name: name, capacity: capacity ?? maxHostConnections, token: ProcessSetup.environment("MONARCH_TOKEN"))
+            kind: "network", name: name, capacity: capacity, hostCapacity: maxHostConnections,
+            token: ProcessSetup.environment("MONARCH_TOKEN"))
         let logger = Logger(label: identity.name)
         let address: SocketAddress
         do {
