@@ -22,15 +22,17 @@ extension Configuration {
         /// `workers`: worker connections at once; more are closed at once.
         public var workers = 256
         /// `idleTimeout`: a client connection with no request in flight that sends nothing
-        /// for this long is closed.
+        /// for this long is closed, and so is one that takes none of its answers for this long.
         public var idleTimeout: Duration = .seconds(300)
         /// `inFlightPerClient`: requests (and admin exchanges) in flight on one client
         /// connection; more are answered `overloaded`.
         public var inFlightPerClient = 256
         /// `inFlight`: requests in flight across all clients; more are answered `overloaded`.
         public var inFlight = 10_000
-        /// `clientQueue`: answers queued for one client and not yet taken by it; past this the
-        /// client is not reading, and its connection is closed. At least ``maxFrameBytes``.
+        /// `clientQueue`: answers queued for one client and not yet taken by it: a client's
+        /// requests start only as far as their answers fit in it (by the size of its recent
+        /// answers), and one that leaves more than this and a frame unread is closed. At least
+        /// ``maxFrameBytes``.
         public var clientQueueBytes = 64 << 20
         /// `pathBytes`: the longest request path (with its `?query`), in bytes.
         public var pathBytes = 8 << 10

@@ -10,16 +10,17 @@ import MonarchWire
 ///
 /// A client is held to its share, and its answers to what it reads:
 /// - at most ``Configuration/Limits/inFlightPerClient`` exchanges are in flight or waiting to
-///   start; more are answered `overloaded`;
+///   start on the connection, and ``Configuration/Limits/inFlight`` in all; more are answered
+///   `overloaded` at once;
 /// - exchanges start only while the answers already queued for the client are under the
-///   stream's high watermark, and only as many at once as the answers seen so far on this
-///   connection fit in ``Configuration/Limits/clientQueueBytes`` (16 before any is seen): a
-///   client pipelining a hundred large reads gets them as fast as it takes them, and one that
-///   takes none holds a bounded amount;
-/// - while exchanges wait to start, nothing more is read from the client (the kernel, then the
-///   client, waits);
-/// - a client that still leaves more than ``Configuration/Limits/clientQueueBytes`` unread is
-///   not reading at all: its connection is closed.
+///   stream's high watermark, and only as many at once as answers the size of its recent ones
+///   fit in ``Configuration/Limits/clientQueueBytes`` (before the first answer, as many as
+///   frames of the largest size fit): a client pipelining a hundred large reads gets them as
+///   fast as it takes them, and one that takes none holds a bounded amount;
+/// - while answers wait unread above the high watermark, nothing more is read from the client
+///   (the kernel, then the client, waits); an exchange's deadline counts from its arrival;
+/// - a client that still leaves more than ``Configuration/Limits/clientQueueBytes`` and a frame
+///   unread is not reading at all: its connection is closed.
 /// Loop thread only.
 final class ClientSession: @unchecked Sendable {
     /// The coordinator's serial number for this client (its turn in the queues).
@@ -28,7 +29,7 @@ final class ClientSession: @unchecked Sendable {
     private unowned let coordinator: Coordinator
     private var calls: [MessageID: Task<Void, Never>] = [:]
     /// Exchanges read and not started yet, in arrival order.
-    private var waiting: Deque<(id: MessageID, what: String, answer: @Sendable () async -> WireMessage)> = []
+    private var waiting: Deque<(id: MessageID, answer: @Sendable (ContinuousClock.Instant) async -> WireMessage, arrived: ContinuousClock.Instant)> = []
     /// The ids of ``waiting``, for the duplicate check and cancels.
     private var waitingIDs: Set<MessageID> = []
     /// The sizes of the last answers sent, in bytes: the largest of them sizes the window.
@@ -44,9 +45,15 @@ final class ClientSession: @unchecked Sendable {
         self.coordinator = coordinator
         connection.onMessage = { [unowned self] message in received(message) }
         connection.onEnd = { [self] _ in ended() }
-        // Back-pressure: waiting exchanges start (and reading resumes) once answers were taken.
+        // Back-pressure: no new requests are read while answers wait to be taken; waiting
+        // exchanges start once they were.
         connection.stream.onWritabilityChanged = { [unowned self] writable in
-            if writable { startWaiting() }
+            if writable {
+                connection.resume()
+                startWaiting()
+            } else {
+                connection.pause()
+            }
         }
     }
 
@@ -54,10 +61,11 @@ final class ClientSession: @unchecked Sendable {
     var callsInFlight: Int { calls.count + waiting.count }
 
     /// How many exchanges may run at once now: as many as answers the size of the largest of
-    /// the recent ones fit in the client's queue (16 before any was sent), within its share.
+    /// the recent ones fit in the client's queue (before any, as many as frames of the largest
+    /// size fit), within its share.
     private var window: Int {
         let limits = coordinator.limits
-        guard let largest = recentAnswers.max() else { return min(16, limits.inFlightPerClient) }
+        let largest = recentAnswers.max() ?? limits.maxFrameBytes
         return max(1, min(limits.inFlightPerClient, limits.clientQueueBytes / max(largest, 1)))
     }
 
@@ -66,16 +74,35 @@ final class ClientSession: @unchecked Sendable {
         calls.isEmpty && waiting.isEmpty && now - lastActivity > timeout && connection.isOpen
     }
 
+    /// The answers queued for the client when ``isStalled(now:timeout:)`` last looked, and
+    /// since when none of them has been taken.
+    private var lastQueued = 0
+    private var stalledSince: ContinuousClock.Instant?
+
+    /// Whether answers have waited for the client for `timeout` without it taking any: it
+    /// is not reading. Called once a second or so.
+    func isStalled(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
+        let queued = connection.stream.queuedWriteBytes
+        defer { lastQueued = queued }
+        guard queued > 0, queued >= lastQueued else {
+            stalledSince = nil
+            return false
+        }
+        if stalledSince == nil { stalledSince = now }
+        return now - stalledSince! > timeout
+    }
+
     private func received(_ message: WireMessage) {
         lastActivity = .now
         switch message {
         case .request(let request):
-            startCall(request.id, "request") { [self] in await coordinator.answer(request, for: id) }
+            startCall(request.id, "request") { [self] arrived in await coordinator.answer(request, for: id, arrived: arrived) }
         case .cancel(let cancel):
             if waitingIDs.contains(cancel.id) {
                 // Not started: answered at once, never started.
                 waitingIDs.remove(cancel.id)
                 waiting.removeAll { $0.id == cancel.id }
+                coordinator.exchangeFinished()
                 send(.failure(FailureMessage(id: cancel.id, error: ChainError(.cancelled, "the request was cancelled").detail)))
             } else {
                 calls[cancel.id]?.cancel()
@@ -88,9 +115,9 @@ final class ClientSession: @unchecked Sendable {
         case .status(let status):
             send(.result(ResultMessage(id: status.id, report: coordinator.statusReport())))
         case .scale(let admin):
-            startCall(admin.id, "scale") { [self] in await coordinator.scale(admin) }
+            startCall(admin.id, "scale") { [self] _ in await coordinator.scale(admin) }
         case .invalidate(let admin):
-            startCall(admin.id, "invalidate") { [self] in await coordinator.invalidate(admin) }
+            startCall(admin.id, "invalidate") { [self] _ in await coordinator.invalidate(admin) }
         case .store(let admin):
             send(unsupported(admin.id, "store"))
         case .error(let error):
@@ -105,7 +132,9 @@ final class ClientSession: @unchecked Sendable {
     /// Queues `answer` as call `id` and starts what may start (see the type's rules). An id
     /// already in flight is the protocol error of section 5; a call past the client's share is
     /// answered `overloaded` at once.
-    private func startCall(_ id: MessageID, _ what: String, _ answer: @escaping @Sendable () async -> WireMessage) {
+    private func startCall(
+        _ id: MessageID, _ what: String, _ answer: @escaping @Sendable (ContinuousClock.Instant) async -> WireMessage
+    ) {
         guard calls[id] == nil, !waitingIDs.contains(id) else {
             connection.fail(ProtocolError(
                 .unexpectedMessage, "\(what) id \(id) is already in flight on this connection", id: id))
@@ -118,28 +147,32 @@ final class ClientSession: @unchecked Sendable {
             ).detail)))
             return
         }
-        waiting.append((id, what, answer))
+        guard coordinator.admitExchange() else {
+            send(.failure(FailureMessage(id: id, error: ChainError(
+                .overloaded, "the coordinator has \(coordinator.limits.inFlight) requests in flight (limits.inFlight); try again later"
+            ).detail)))
+            return
+        }
+        waiting.append((id, answer, .now))
         waitingIDs.insert(id)
         startWaiting()
     }
 
-    /// Starts waiting exchanges while the client takes its answers and the window has room; reads
-    /// from the client only while none waits.
+    /// Starts waiting exchanges while the client takes its answers and the window has room.
     private func startWaiting() {
         while let next = waiting.first, connection.isOpen, connection.stream.isWritable, calls.count < window {
             waiting.removeFirst()
             waitingIDs.remove(next.id)
-            let id = next.id
-            let answer = next.answer
+            let (id, answer, arrived) = next
             calls[id] = Task(executorPreference: connection.loop) { [self] in
-                let reply = await answer()
+                let reply = await answer(arrived)
                 calls[id] = nil
                 lastActivity = .now
+                coordinator.exchangeFinished()
                 send(reply)
                 startWaiting()
             }
         }
-        if waiting.isEmpty { connection.resume() } else { connection.pause() }
     }
 
     private func unsupported(_ id: MessageID, _ what: String) -> WireMessage {
@@ -164,7 +197,7 @@ final class ClientSession: @unchecked Sendable {
         }
         let queued = connection.stream.queuedWriteBytes
         let limit = coordinator.limits.clientQueueBytes
-        if queued > limit {
+        if queued > limit + coordinator.limits.maxFrameBytes {
             coordinator.slowReadersClosed += 1
             coordinator.peerLog.log(
                 .warning, "closing client \(self.id): \(queued) bytes of answers wait unread, more than limits.clientQueue (\(limit))",
@@ -176,6 +209,7 @@ final class ClientSession: @unchecked Sendable {
     private func ended() {
         for call in calls.values { call.cancel() }
         calls.removeAll()
+        for _ in waiting { coordinator.exchangeFinished() }
         waiting.removeAll()
         waitingIDs.removeAll()
         coordinator.clientLeft(self)

@@ -52,7 +52,9 @@ public final class Coordinator: @unchecked Sendable {
     var connectedWorkerNames: [String: Set<String>] = [:]
     /// Worker connections, handshakes on the worker listener included.
     var workerConnections = 0
-    var requestsInFlight = 0
+    /// Exchanges admitted from clients and not answered yet (waiting to start or running): at
+    /// most ``Configuration/Limits/inFlight``.
+    private(set) var requestsInFlight = 0
     /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight.
     var overloadedRequests = 0
     /// Connections closed at once because a cap was reached.
@@ -220,14 +222,32 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    /// The answer to one client request: a `response` or a `failure`, never anything else.
-    /// Every answer is counted in ``statistics``.
-    func answer(_ message: RequestMessage, for client: Int) async -> WireMessage {
+    /// Admits one more exchange from a client, unless ``Configuration/Limits/inFlight`` are in
+    /// flight already (it is then answered `overloaded`); an admitted one ends with
+    /// ``exchangeFinished()``.
+    func admitExchange() -> Bool {
+        guard requestsInFlight < limits.inFlight else {
+            overloadedRequests += 1
+            return false
+        }
+        requestsInFlight += 1
+        return true
+    }
+
+    /// Ends an exchange admitted by ``admitExchange()``.
+    func exchangeFinished() {
+        requestsInFlight -= 1
+        if requestsInFlight == 0 { resumeDrainWaiters() }
+    }
+
+    /// The answer to one client request that arrived at `arrived` (its deadline counts from
+    /// then): a `response` or a `failure`, never anything else. Every answer is counted in
+    /// ``statistics``.
+    func answer(_ message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant = .now) async -> WireMessage {
         loop.preconditionInEventLoop()
-        let arrived = ContinuousClock.now
         var domain = "none"
         var hasCache = false
-        let result = await result(of: message, for: client, domain: &domain, hasCache: &hasCache)
+        let result = await result(of: message, for: client, arrived: arrived, domain: &domain, hasCache: &hasCache)
         switch result {
         case .success(let response):
             statistics.record(
@@ -244,20 +264,11 @@ public final class Coordinator: @unchecked Sendable {
 
     /// The chain's answer to `message`; sets `domain` and `hasCache` once the request is planned.
     private func result(
-        of message: RequestMessage, for client: Int, domain: inout String, hasCache: inout Bool
+        of message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant, domain: inout String,
+        hasCache: inout Bool
     ) async -> Result<Response, ChainError> {
         guard !draining else { return .failure(ChainError(.shuttingDown, "the coordinator is shutting down")) }
-        guard requestsInFlight < limits.inFlight else {
-            overloadedRequests += 1
-            return .failure(ChainError(
-                .overloaded, "the coordinator has \(limits.inFlight) requests in flight (limits.inFlight); try again later"))
-        }
-        requestsInFlight += 1
-        defer {
-            requestsInFlight -= 1
-            if requestsInFlight == 0 { resumeDrainWaiters() }
-        }
-        let plan: RequestPlan
+        var plan: RequestPlan
         do {
             plan = try RequestPlan(message, router: router, chains: chains, limits: limits)
         } catch {
@@ -265,6 +276,13 @@ public final class Coordinator: @unchecked Sendable {
         }
         domain = plan.domain
         hasCache = plan.providers.contains { $0 is CachePool }
+        // The time it waited for its turn on the client's connection counts.
+        let waited = ContinuousClock.now - arrived
+        guard waited < plan.deadline else {
+            return .failure(ChainError(.deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)"))
+        }
+        plan.deadline -= waited
+        plan.request.deadline = plan.request.deadline.map { $0 - waited }
         return await flights.run(
             plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline, client: client)
     }
@@ -277,11 +295,18 @@ public final class Coordinator: @unchecked Sendable {
     /// and forgets invalidations no trip under way can need.
     private func maintain() {
         let now = ContinuousClock.now
-        for client in clients.values where client.isIdle(now: now, timeout: limits.idleTimeout) {
-            idleClientsClosed += 1
-            logger.debug("closing client \(client.id): nothing received for \(limits.idleTimeout) and nothing in flight")
-            // Not after its writes: a client silent this long may never read them.
-            client.connection.close()
+        for client in clients.values {
+            if client.isIdle(now: now, timeout: limits.idleTimeout) {
+                idleClientsClosed += 1
+                logger.debug("closing client \(client.id): nothing received for \(limits.idleTimeout) and nothing in flight")
+                // Not after its writes: a client silent this long may never read them.
+                client.connection.close()
+            } else if client.isStalled(now: now, timeout: limits.idleTimeout) {
+                slowReadersClosed += 1
+                peerLog.log(
+                    .warning, "closing client \(client.id): it took none of its answers for \(limits.idleTimeout)", to: logger)
+                client.connection.close()
+            }
         }
         for pool in pools.values {
             for worker in pool.workers { worker.forgetUnansweredCancellations(now: now) }

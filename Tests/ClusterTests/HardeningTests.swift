@@ -152,7 +152,8 @@ struct FairnessTests {
 
     @Test("A worker gets no more than its capacity; the rest wait, and clients take turns")
     func capacityAndTurns() async throws {
-        try await TestCluster.with(fakeWorkerCluster()) { cluster in
+        // A queue of 16 frames: a fresh connection may start 16 requests before it has answers.
+        try await TestCluster.with(fakeWorkerCluster(limits: ["clientQueue: 256MB"])) { cluster in
             let worker = try await FakeWorker(at: cluster.workerPath, name: "fake", capacity: 2)
             let greedy = try await cluster.connect()
             let modest = try await cluster.connect()
@@ -459,7 +460,7 @@ struct SlowReaderTests {
         return kilobytes * 1024
     }
 
-    @Test("A client that never reads its answers is closed once they pass clientQueue; memory stays bounded, others are served")
+    @Test("A client that never reads holds no more than its queue of answers, and is closed after idleTimeout; others are served")
     func slowReaderIsClosed() async throws {
         var options = ClusterOptions()
         options.custom = """
@@ -473,6 +474,7 @@ struct SlowReaderTests {
             limits:
               maxFrame: 2MB
               clientQueue: 4MB
+              idleTimeout: 2s
 
             """
         try await TestCluster.with(options) { cluster in
@@ -497,6 +499,38 @@ struct SlowReaderTests {
             await client.close()
             let peak = try peakMemory(of: cluster.up.pid)
             #expect(peak < 100 << 20, "coordinator peak RSS \(peak >> 20) MB")
+        }
+    }
+}
+
+extension SlowReaderTests {
+    @Test("A client that pipelines many large reads and takes its answers gets every one, never cut off")
+    func pipeliningReaderGetsEverything() async throws {
+        var options = ClusterOptions()
+        options.custom = """
+            domains:
+              static: [bundle]
+            routes:
+              - match: "docs/..."
+                domain: static
+            workers:
+              bundle: {count: 1, root: $FOLDER/Bundle}
+            limits:
+              maxFrame: 2MB
+              clientQueue: 4MB
+
+            """
+        try await TestCluster.with(options) { cluster in
+            let body = [UInt8](repeating: 0x41, count: 600_000)
+            try cluster.folder.write("Bundle/docs/big.bin", body)
+            let client = try await cluster.connect()
+            // 60 answers of 800 KB at once: 48 MB, twelve times the client's queue.
+            let tasks = (0..<60).map { _ in start(client, Request(path: "docs/big.bin", deadline: .seconds(60))) }
+            var right = 0
+            for task in tasks { if let response = await task.value.success, Array(response.body) == body { right += 1 } }
+            #expect(right == 60)
+            #expect(try await cluster.status(via: client).counter("slowReadersClosed") == 0)
+            await client.close()
         }
     }
 }
