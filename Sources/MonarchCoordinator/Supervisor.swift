@@ -30,6 +30,8 @@ final class Supervisor: @unchecked Sendable {
         var restartTimer: LoopTimer?
         /// Chosen to go (scale-down): its exit is expected, not restarted.
         var leaving = false
+        /// The SIGKILL scheduled after a stop's grace.
+        var killTimer: LoopTimer?
         init(launch: WorkerLaunch) { self.launch = launch }
 
         var name: String { launch.name }
@@ -212,8 +214,10 @@ final class Supervisor: @unchecked Sendable {
         guard let process = slot.process else { return remove(slot) }
         process.signal(SIGTERM)
         guard let timer = try? LoopTimer(on: loop) else { return }
-        timer.start(afterMs: grace.wholeMilliseconds) {
+        slot.killTimer = timer
+        timer.start(afterMs: grace.wholeMilliseconds) { [unowned slot] in
             timer.close()
+            slot.killTimer = nil
             if slot.process === process { process.signal(SIGKILL) }
         }
     }
@@ -226,6 +230,8 @@ final class Supervisor: @unchecked Sendable {
     private func remove(_ slot: Slot) {
         slot.restartTimer?.close()
         slot.restartTimer = nil
+        slot.killTimer?.close()
+        slot.killTimer = nil
         pools[slot.launch.kind]?.slots.removeAll { $0 === slot }
     }
 

@@ -81,6 +81,10 @@ struct OperatingTests {
             #expect(load.errors.isEmpty, "\(load.errors.prefix(5))")
             #expect(load.answered > 50)
             print("scale bundle=3 took \(upTime.wholeMilliseconds) ms; \(load.answered) answers, \(load.errors.count) errors")
+            // Stopping right after a scale-down leaves nothing open (its kill timer included).
+            cluster.up.signal(SIGINT)
+            #expect(try await cluster.up.waitForExit(timeout: 30) == 0)
+            #expect(!cluster.up.stderr.text.contains("left open"), "\(cluster.up.stderr.text)")
         }
     }
 

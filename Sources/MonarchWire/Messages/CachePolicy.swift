@@ -1,4 +1,4 @@
-/// How a request may use cached responses (see DESIGN.md, "Chain semantics").
+/// How a request may use cached responses (Protocols/README.md, section 8).
 public enum CachePolicy: String, Codable, Sendable, CaseIterable {
     /// Answer from the cache when it has the entry; fetch only on a miss.
     case cacheFirst
