@@ -452,16 +452,8 @@ struct InputHardeningTests {
 @Suite("Hardening: clients that do not read")
 struct SlowReaderTests {
     /// The coordinator's peak resident memory so far, in bytes (VmHWM).
-    func peakMemory(of pid: Int32) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { throw SpawnError("no VmHWM in /proc/\(pid)/status") }
-        return kilobytes * 1024
-    }
-
-    @Test("A client that never reads holds no more than its queue of answers, and is closed after idleTimeout; others are served")
-    func slowReaderIsClosed() async throws {
+    /// A bundle-only cluster whose clients have a queue of 4 MB for frames of at most 2 MB.
+    func smallQueueCluster(extraLimits: [String] = []) -> ClusterOptions {
         var options = ClusterOptions()
         options.custom = """
             domains:
@@ -474,10 +466,22 @@ struct SlowReaderTests {
             limits:
               maxFrame: 2MB
               clientQueue: 4MB
-              idleTimeout: 2s
 
-            """
-        try await TestCluster.with(options) { cluster in
+            """ + extraLimits.map { "  \($0)\n" }.joined()
+        return options
+    }
+
+    func peakMemory(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { throw SpawnError("no VmHWM in /proc/\(pid)/status") }
+        return kilobytes * 1024
+    }
+
+    @Test("A client that never reads holds no more than its queue of answers, and is closed after idleTimeout; others are served")
+    func slowReaderIsClosed() async throws {
+        try await TestCluster.with(smallQueueCluster(extraLimits: ["idleTimeout: 2s"])) { cluster in
             try cluster.folder.write("Bundle/docs/big.bin", [UInt8](repeating: 0x5A, count: 600_000))
             let hoarder = try RawSocket(path: cluster.clientPath)
             guard case .welcome? = try await offPool({ try hoarder.greet() }) else {
@@ -506,21 +510,7 @@ struct SlowReaderTests {
 extension SlowReaderTests {
     @Test("A client that pipelines many large reads and takes its answers gets every one, never cut off")
     func pipeliningReaderGetsEverything() async throws {
-        var options = ClusterOptions()
-        options.custom = """
-            domains:
-              static: [bundle]
-            routes:
-              - match: "docs/..."
-                domain: static
-            workers:
-              bundle: {count: 1, root: $FOLDER/Bundle}
-            limits:
-              maxFrame: 2MB
-              clientQueue: 4MB
-
-            """
-        try await TestCluster.with(options) { cluster in
+        try await TestCluster.with(smallQueueCluster()) { cluster in
             let body = [UInt8](repeating: 0x41, count: 600_000)
             try cluster.folder.write("Bundle/docs/big.bin", body)
             let client = try await cluster.connect()
