@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
@@ -49,7 +50,7 @@ let package = Package(
         ),
 
         // The wire protocol core: framing, the message codec and addresses. Pure Swift, no I/O.
-        .target(name: "MonarchWire"),
+        .target(name: "MonarchWire", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
 
         // Requests, domains, providers and the responder chain; runs in-process with no cluster.
         .target(name: "Monarch", dependencies: ["MonarchWire"]),

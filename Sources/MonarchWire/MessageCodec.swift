@@ -30,6 +30,9 @@ public struct MessageCodec: Sendable {
         guard String(validating: payload, as: UTF8.self) != nil else {
             throw ProtocolError(.invalidUTF8, "payload of \(payload.count) bytes is not valid UTF-8")
         }
+        // The messages of every request and answer, read straight from the bytes; anything
+        // else, or anything out of the ordinary, goes through the full decoder below.
+        if let message = payload.withUnsafeBytes({ HotMessageCodec.decode($0) }) { return message }
         do {
             return try JSONDecoder().decode(WireMessage.self, from: Data(payload))
         } catch let unknown as UnknownMessageType {
@@ -43,6 +46,8 @@ public struct MessageCodec: Sendable {
 
     /// Encodes a message as a frame payload (JSON text, no length prefix).
     public func encode(_ message: WireMessage) -> [UInt8] {
+        var output: [UInt8] = []
+        if HotMessageCodec.encode(message, into: &output) { return output }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         do {

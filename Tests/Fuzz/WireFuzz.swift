@@ -1,4 +1,5 @@
 // libFuzzer entry point for the frame decoder and the message codec.
+import Foundation
 // Built by scripts/fuzz together with Sources/MonarchWire as one module (no SwiftPM target),
 // so a plain `swift build` never needs the fuzzer runtime.
 
@@ -6,6 +7,7 @@
 /// itself, decodes every frame as a message, and checks three properties; a violation traps:
 /// - the decoder gives the same frames and the same error whether fed whole or in chunks;
 /// - every message that decodes re-encodes to a payload that decodes to the same message;
+/// - the fast path for the hot messages agrees with the full decoder whenever it reads one;
 /// - nothing crashes, whatever the bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func wireFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -18,6 +20,12 @@ public func wireFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> I
     precondition(whole == chunked, "chunked feeding changed the outcome")
 
     for payload in whole.frames + [bytes] {
+        if String(validating: payload, as: UTF8.self) != nil,
+            let fast = payload.withUnsafeBytes({ HotMessageCodec.decode($0) })
+        {
+            let full = try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
+            precondition(full == fast, "the fast path read a message the full decoder reads otherwise (or refuses)")
+        }
         guard let message = try? codec.decode(payload) else { continue }
         let again = codec.encode(message)
         guard let reparsed = try? codec.decode(again) else {
