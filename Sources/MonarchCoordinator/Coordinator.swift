@@ -34,6 +34,8 @@ public final class Coordinator: @unchecked Sendable {
     /// The bounds the coordinator keeps.
     var limits: Configuration.Limits { configuration.limits }
     private let router: Router<RouteOptions>
+    /// Paths seen lately, parsed and routed.
+    private let routes = RouteCache()
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
     /// Chains by domain name, in the configured order.
@@ -270,7 +272,7 @@ public final class Coordinator: @unchecked Sendable {
         guard !draining else { return .failure(ChainError(.shuttingDown, "the coordinator is shutting down")) }
         var plan: RequestPlan
         do {
-            plan = try RequestPlan(message, router: router, chains: chains, limits: limits)
+            plan = try RequestPlan(message, router: router, chains: chains, limits: limits, routes: routes)
         } catch {
             return .failure(error)
         }

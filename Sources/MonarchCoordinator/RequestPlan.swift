@@ -32,22 +32,26 @@ struct RequestPlan {
     ///   add segments upstream), `noRoute` or `unknownDomain`.
     init(
         _ message: RequestMessage, router: Router<RouteOptions>, chains: [String: [WorkerPool]],
-        limits: Configuration.Limits
+        limits: Configuration.Limits, routes: RouteCache = RouteCache(capacity: 0)
     ) throws(ChainError) {
         try Self.checkSize(of: message, within: limits)
         try Self.checkHeaders(message.headers ?? [:], within: limits)
-        let path: ResourcePath
-        do {
-            path = try ResourcePath(parsing: message.path)
-        } catch {
-            throw ChainError(.invalidPath, "invalid path \(LogText.quoted(message.path)): \(error.message)")
+        let routed = try routes.entry(for: message.path) { (text) throws(ChainError) in
+            let path: ResourcePath
+            do throws(PathError) {
+                path = try ResourcePath(parsing: text)
+            } catch {
+                throw ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error.message)")
+            }
+            return RouteCache.Entry(path: path, encoded: path.encoded, match: router.match(path))
         }
+        let path = routed.path
         let query = path.query + (message.query ?? [])
         guard query.count <= limits.queryItems else {
             throw ChainError(.requestTooLarge, "the request has \(query.count) query items; the limit is \(limits.queryItems) (limits.queryItems)")
         }
-        guard let match = router.match(path) else {
-            throw ChainError(.noRoute, "no route matches \(LogText.quoted(path.encoded))")
+        guard let match = routed.match else {
+            throw ChainError(.noRoute, "no route matches \(LogText.quoted(routed.encoded))")
         }
         let route = match.target
         let domain = message.domain ?? route.domain
@@ -58,14 +62,14 @@ struct RequestPlan {
         do {
             upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: query)
         } catch {
-            throw ChainError(.invalidPath, "invalid path \(LogText.quoted(path.encoded)): \(error.message)")
+            throw ChainError(.invalidPath, "invalid path \(LogText.quoted(routed.encoded)): \(error.message)")
         }
         let method = message.method ?? "GET"
-        let key = RequestKey.make(method: method, domain: domain, encodedPath: path.encoded, query: query)
+        let key = RequestKey.make(method: method, domain: domain, encodedPath: routed.encoded, query: query)
         var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(
-            path: path.encoded, query: query, method: method, headers: message.headers ?? [:], body: message.body,
+            path: routed.encoded, query: query, method: method, headers: message.headers ?? [:], body: message.body,
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(parameters: match.parameters, upstream: upstream, ttl: route.ttl, cacheKey: key))
         providers = chain

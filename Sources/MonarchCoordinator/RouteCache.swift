@@ -1,0 +1,41 @@
+import Monarch
+import MonarchRouter
+
+/// The parsed, encoded and routed form of request paths seen lately, so a path asked for again
+/// and again (a hot resource) is parsed and routed once. Bounded: at most ``capacity`` paths of
+/// at most ``longestPath`` bytes; when full it starts afresh. Loop thread only.
+final class RouteCache: @unchecked Sendable {
+    /// What a path came to.
+    struct Entry {
+        /// The path, parsed.
+        var path: ResourcePath
+        /// `path.encoded`.
+        var encoded: String
+        /// The route it matched, if any.
+        var match: RouteMatch<RouteOptions>?
+    }
+
+    /// Paths kept at most.
+    let capacity: Int
+    /// The longest path kept, in bytes.
+    let longestPath: Int
+    private var entries: [String: Entry] = [:]
+
+    init(capacity: Int = 4096, longestPath: Int = 512) {
+        self.capacity = capacity
+        self.longestPath = longestPath
+    }
+
+    /// Paths kept now.
+    var count: Int { entries.count }
+
+    /// What `text` comes to, from the cache or by `parse` (whose errors are thrown, and not kept).
+    func entry(for text: String, parse: (String) throws(ChainError) -> Entry) throws(ChainError) -> Entry {
+        if let entry = entries[text] { return entry }
+        let entry = try parse(text)
+        guard text.utf8.count <= longestPath else { return entry }
+        if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+        entries[text] = entry
+        return entry
+    }
+}

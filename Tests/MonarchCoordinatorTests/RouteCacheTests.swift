@@ -1,0 +1,62 @@
+import Monarch
+import MonarchConfig
+@testable import MonarchCoordinator
+import MonarchLoop
+import MonarchRouter
+import MonarchWire
+import Testing
+
+@Suite struct RouteCacheTests {
+    func entry(_ text: String) throws(ChainError) -> RouteCache.Entry {
+        do throws(PathError) {
+            let path = try ResourcePath(parsing: text)
+            return RouteCache.Entry(path: path, encoded: path.encoded, match: nil)
+        } catch {
+            throw ChainError(.invalidPath, error.message)
+        }
+    }
+
+    @Test("A path is parsed once; failures are not kept; the cache stays within its bounds")
+    func bounded() throws {
+        let cache = RouteCache(capacity: 3, longestPath: 10)
+        var parses = 0
+        func lookUp(_ text: String) throws(ChainError) -> RouteCache.Entry {
+            try cache.entry(for: text) { (text) throws(ChainError) in
+                parses += 1
+                return try entry(text)
+            }
+        }
+        _ = try lookUp("a/b")
+        _ = try lookUp("a/b")
+        #expect(parses == 1)
+        #expect(throws: ChainError.self) { try lookUp("a/../b") }
+        #expect(throws: ChainError.self) { try lookUp("a/../b") }
+        #expect(parses == 3, "a failure is parsed again, never kept")
+        _ = try lookUp("a/very/long/path")
+        #expect(cache.count == 1, "paths longer than the bound are not kept")
+        for name in ["c", "d", "e", "f"] { _ = try lookUp(name) }
+        #expect(cache.count <= 3)
+    }
+
+    @Test("A plan made with the cache is the plan made without it")
+    func samePlans() throws {
+        let loop = try EventLoop(name: "route-cache-tests")
+        defer { _ = loop.shutdown() }
+        let router = try Router<RouteOptions>(routes: RequestPlanTests.routes)
+        let chains = ["api": [WorkerPool(kind: "network", loop: loop)], "static": [WorkerPool(kind: "bundle", loop: loop)]]
+        let cache = RouteCache()
+        for message in [
+            RequestMessage(id: 1, path: "/users/42?b=2&a=1"), RequestMessage(id: 2, path: "docs/a/b?x=1"),
+            RequestMessage(id: 3, path: "users/42", query: [QueryItem(name: "q", value: "v")]),
+        ] {
+            for _ in 0..<2 {
+                let cached = try RequestPlan(message, router: router, chains: chains, limits: Configuration.Limits(), routes: cache)
+                let fresh = try RequestPlan(message, router: router, chains: chains, limits: Configuration.Limits())
+                #expect(cached.request == fresh.request)
+                #expect(cached.sharedKey == fresh.sharedKey)
+                #expect(cached.domain == fresh.domain)
+            }
+        }
+        #expect(cache.count == 3)
+    }
+}
