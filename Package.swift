@@ -99,9 +99,16 @@ let package = Package(
         .executableTarget(
             name: "MonarchCLI",
             dependencies: [
-                "Monarch", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchWire",
-                argumentParser, logging,
+                "Monarch", "MonarchBench", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop",
+                "MonarchWire", argumentParser, logging,
             ]
+        ),
+        // `monarch bench`'s load engine: closed-loop load on the wire protocol from loop-level
+        // connections, latencies in an HdrHistogram.
+        .target(
+            name: "MonarchBench",
+            dependencies: ["MonarchLoop", "MonarchWire", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            path: "Benchmarks/MonarchBench"
         ),
 
         // Workers: one executable each, their logic in a library the tests reach.

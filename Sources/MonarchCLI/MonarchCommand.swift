@@ -8,6 +8,9 @@ struct MonarchCommand: AsyncParsableCommand {
         commandName: "monarch",
         abstract: "Request-based resource fetching: run a cluster and ask it for resources.",
         version: MonarchRelease.version,
-        subcommands: [UpCommand.self, GetCommand.self, InvalidateCommand.self, ScaleCommand.self, StatusCommand.self]
+        subcommands: [
+            UpCommand.self, GetCommand.self, InvalidateCommand.self, ScaleCommand.self, StatusCommand.self,
+            BenchCommand.self,
+        ]
     )
 }
