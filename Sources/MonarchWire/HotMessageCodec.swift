@@ -163,16 +163,7 @@ enum HotMessageCodec {
 
         /// A strict, canonical base64 string without escapes, decoded.
         static func base64(_ cursor: inout JSONCursor) -> Data? {
-            cursor.skipSpace()
-            guard cursor.consume(UInt8(ascii: "\"")) else { return nil }
-            let start = cursor.index
-            while let byte = cursor.peek, byte != UInt8(ascii: "\"") {
-                guard byte != UInt8(ascii: "\\") else { return nil }
-                cursor.index += 1
-            }
-            guard !cursor.isAtEnd else { return nil }
-            let encoded = UnsafeRawBufferPointer(rebasing: cursor.bytes[start..<cursor.index])
-            cursor.index += 1
+            guard let encoded = cursor.plainString() else { return nil }
             guard encoded.count % 4 == 0 else { return nil }
             guard !encoded.isEmpty else { return Data() }
             guard Self.hasZeroUnusedBits(encoded) else { return nil }

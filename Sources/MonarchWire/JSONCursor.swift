@@ -96,24 +96,73 @@ struct JSONCursor {
         return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 
+    /// The index of the first quote, backslash or control character at or after `start`.
+    /// Eight bytes at a time (a body's base64 is megabytes of bytes that are none of these).
+    private static func firstSpecial(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let count = bytes.count
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= count {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // A byte of `x` is zero → its high bit in (x - ones) & ~x; below 0x20 → likewise with 0x20s.
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let found = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & highs
+            if found != 0 {
+                // Borrows may flag a byte that is none of these: look at the eight one by one.
+                for offset in 0..<8 {
+                    let byte = base.load(fromByteOffset: index + offset, as: UInt8.self)
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index + offset }
+                }
+            }
+            index += 8
+        }
+        while index < count {
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Skips a JSON string without building it when it has no escapes; one with escapes is
+    /// built (to check them, surrogates included). False when it is not a valid string.
+    mutating func skipString() -> Bool {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+        guard let end = Self.firstSpecial(in: bytes, from: index + 1) else { return false }
+        if bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            return true
+        }
+        return string() != nil
+    }
+
+    /// The bytes between the quotes of a JSON string without escapes (a body's base64); nil
+    /// for anything else.
+    mutating func plainString() -> UnsafeRawBufferPointer? {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        guard let end = Self.firstSpecial(in: bytes, from: start), bytes[end] == UInt8(ascii: "\"") else { return nil }
+        index = end + 1
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
     /// A JSON string, escapes decoded.
     mutating func string() -> String? {
         skipSpace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
-        var end = start
         // The common case: no escapes, the bytes are the string (UTF-8 was checked before).
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                index = end + 1
-                return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-            }
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { return nil }
-            end += 1
+        guard let end = Self.firstSpecial(in: bytes, from: start) else { return nil }
+        if bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
-        guard end < bytes.count else { return nil }
+        guard bytes[end] == UInt8(ascii: "\\") else { return nil }
         var decoded = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
         index = end
         while index < bytes.count {
@@ -187,7 +236,7 @@ struct JSONCursor {
         guard let byte = peek else { return false }
         switch byte {
         case UInt8(ascii: "\""):
-            return string() != nil
+            return skipString()
         case UInt8(ascii: "{"):
             index += 1
             if consume(UInt8(ascii: "}")) { return true }

@@ -176,3 +176,36 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension HotMessageCodecTests {
+    @Test("Strings are scanned eight bytes at a time: every position of a quote, backslash or control byte is found")
+    func wordAtATimeScan() {
+        for length in 0..<40 {
+            for position in 0..<max(length, 1) {
+                for special in [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x01, 0x1F] {
+                    var text = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    // Bytes around the special one that trip the word test without being special.
+                    if length > 2 { text[0] = 0xC3; text[1] = 0xA9 }
+                    guard position < length else { continue }
+                    text[position] = special
+                    let payload = [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]
+                    payload.withUnsafeBytes { bytes in
+                        var cursor = JSONCursor(bytes)
+                        let skipped = cursor.skipString()
+                        if special == UInt8(ascii: "\"") {
+                            #expect(skipped && cursor.index == position + 2, "\(length) \(position)")
+                        } else {
+                            // A control byte or a lone backslash makes the string invalid here.
+                            #expect(!skipped || special == UInt8(ascii: "\\"), "\(length) \(position) \(special)")
+                        }
+                    }
+                }
+            }
+        }
+        let long = [UInt8(ascii: "\"")] + [UInt8](repeating: UInt8(ascii: "Q"), count: 100_000) + [UInt8(ascii: "\"")]
+        long.withUnsafeBytes { bytes in
+            var cursor = JSONCursor(bytes)
+            #expect(cursor.plainString()?.count == 100_000)
+        }
+    }
+}
