@@ -43,6 +43,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning; the
+        // headers are under /usr/include/hiredis and the module map links libhiredis itself.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
@@ -124,9 +130,14 @@ let package = Package(
             dependencies: ["MonarchBundle", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
             path: "Workers/Bundle/Main"
         ),
+        // hiredis's libuv adapter (static functions in a header) compiled once, behind plain calls.
+        .target(name: "CRedisShim", dependencies: ["CHiredis"], path: "Workers/Cache/RedisShim"),
         .target(
             name: "MonarchCache",
-            dependencies: ["CSQLite", "Monarch", "MonarchLoop", "MonarchWire", "MonarchWorker", logging],
+            dependencies: [
+                "CHiredis", "CRedisShim", "CSQLite", "Monarch", "MonarchLoop", "MonarchWire", "MonarchWorker", logging,
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
             path: "Workers/Cache/Sources"
         ),
         .executableTarget(

@@ -17,6 +17,11 @@ import Glibc
 public final class EventLoop: @unchecked Sendable {
     /// The libuv loop. Touch only on the loop thread.
     let uvLoop: UnsafeMutablePointer<uv_loop_t>
+
+    /// The libuv loop as an untyped pointer, for a C library that attaches its own handles to
+    /// the loop (hiredis's libuv adapter). Touch only on the loop thread, and have the library
+    /// close its handles before ``shutdown()``.
+    package var uvLoopPointer: UnsafeMutableRawPointer { UnsafeMutableRawPointer(uvLoop) }
     /// Wakes the loop thread when work is queued from elsewhere.
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     /// Runs just before the loop waits for I/O: writes made since are flushed then, so the

@@ -10,16 +10,17 @@ import MonarchWire
 import MonarchWorker
 
 /// `monarch-cache-worker`: keeps responses for a Monarch coordinator, in memory in front of an
-/// SQLite file (or in memory only).
+/// SQLite file, or of a Redis database that several workers share (or in memory only).
 @main
 struct CacheWorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monarch-cache-worker",
-        abstract: "Keep responses for a Monarch coordinator, as a worker of kind cache: a bounded LRU in memory in front of an SQLite file.",
+        abstract: "Keep responses for a Monarch coordinator, as a worker of kind cache: a bounded LRU in memory in front of an SQLite file or a Redis database.",
         discussion: """
-            Give exactly one of --store sqlite:PATH (entries survive restarts; an acknowledged store is on disk) \
-            and --memory-only. Exits when the coordinator closes the connection; SIGTERM or SIGINT finishes the \
-            requests in flight first.
+            Give exactly one of --store sqlite:PATH (entries survive restarts; an acknowledged store is on disk), \
+            --store redis://HOST:PORT/DB (shared with the other cache workers using it; the password, if any, in \
+            MONARCH_REDIS_PASSWORD) and --memory-only. Exits when the coordinator closes the connection; SIGTERM or \
+            SIGINT finishes the requests in flight first.
             """,
         version: MonarchRelease.version
     )
@@ -33,7 +34,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Option(help: "The SQLite file behind memory, as sqlite:PATH (its folder is created when missing, 0700; the file and its -wal and -shm are 0600).")
+    @Option(help: "The store behind memory: sqlite:PATH (its folder is created when missing, 0700; the file and its -wal and -shm are 0600), or redis://HOST:PORT/DB.")
     var store: String?
 
     @Flag(help: "Keep entries in memory only; they are lost when the worker stops.")
@@ -42,21 +43,41 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     @Option(help: "The memory budget for entries: bytes, or with a unit (512KB, 64MB, 1GB).")
     var memoryBytes: String = "64MB"
 
-    @Option(help: "How long an expired entry is kept for stale answers before it is swept, in seconds.")
+    @Option(help: "How long an expired entry is kept for stale answers before it is swept (or, in Redis, expires), in seconds.")
     var keepStaleSeconds: UInt64 = 86_400
 
-    /// The file's path from `--store`, or nil with `--memory-only`.
-    private var storePath: String? {
+    @Option(help: "Redis store: how long a connect or a command may take before the connection is dropped and tried again, in milliseconds.")
+    var storeTimeoutMs: UInt64 = RedisSettings().timeoutMs
+
+    @Option(help: "Redis store: the most commands awaiting Redis's replies; beyond it a lookup misses and a write is dropped at once.")
+    var storeMaxPending: Int = RedisSettings().maxPending
+
+    /// Where entries are kept behind memory.
+    private enum StoreChoice {
+        case memoryOnly
+        case sqlite(path: String)
+        case redis(RedisAddress)
+    }
+
+    /// The store from `--store`, or memory only.
+    private var storeChoice: StoreChoice {
         get throws {
             switch (store, memoryOnly) {
-            case (nil, false): throw ValidationError("give --store sqlite:PATH, or --memory-only")
+            case (nil, false): throw ValidationError("give --store sqlite:PATH or --store redis://HOST:PORT/DB, or --memory-only")
             case (_?, true): throw ValidationError("give either --store or --memory-only, not both")
-            case (nil, true): return nil
+            case (nil, true): return .memoryOnly
             case (let store?, false):
-                guard store.hasPrefix("sqlite:"), store.count > "sqlite:".count else {
-                    throw ValidationError("--store: expected sqlite:PATH, got \"\(store)\"")
+                if store.hasPrefix("redis://") || store.hasPrefix("rediss://") {
+                    do {
+                        return .redis(try RedisAddress(parsing: store))
+                    } catch {
+                        throw ValidationError("--store: \(error)")
+                    }
                 }
-                return String(store.dropFirst("sqlite:".count))
+                guard store.hasPrefix("sqlite:"), store.count > "sqlite:".count else {
+                    throw ValidationError("--store: expected sqlite:PATH or redis://HOST:PORT/DB, got \"\(store)\"")
+                }
+                return .sqlite(path: String(store.dropFirst("sqlite:".count)))
             }
         }
     }
@@ -72,8 +93,10 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        _ = try storePath
+        _ = try storeChoice
         _ = try budget
+        guard storeMaxPending >= 1 else { throw ValidationError("--store-max-pending: expected at least 1, got \(storeMaxPending)") }
+        guard storeTimeoutMs >= 1 else { throw ValidationError("--store-timeout-ms: expected at least 1, got \(storeTimeoutMs)") }
         do {
             _ = try SocketAddress(parsing: coordinator)
         } catch {
@@ -86,31 +109,39 @@ struct CacheWorkerCommand: AsyncParsableCommand {
         let identity = WorkerIdentity(kind: "cache", name: name, token: ProcessSetup.environment("MONARCH_TOKEN"))
         let logger = Logger(label: identity.name)
         let address = try SocketAddress(parsing: coordinator)
-        let path = try storePath
+        let choice = try storeChoice
         let budget = try budget
         let keepStale = Duration.seconds(Int64(clamping: keepStaleSeconds))
         let loop = try EventLoop(name: "monarch-cache-worker")
         defer { _ = loop.shutdown() }
 
-        var file: SQLiteStore?
-        if let path {
+        let store: (any CacheStore)?
+        switch choice {
+        case .memoryOnly:
+            store = nil
+            logger.info("serving from memory only: budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")
+        case .sqlite(let path):
             do {
                 try SQLiteStore.createFolder(containing: path)
-                file = try await SQLiteStore(path: path, on: loop, logger: logger)
+                let file = try await SQLiteStore(path: path, on: loop, logger: logger)
+                store = file
+                logger.info(
+                    "serving \(file.path): \(file.entriesAtOpen) entries on disk, memory budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")
             } catch {
                 logger.critical("cannot open the cache file \(path): \(error)")
                 throw ExitCode.failure
             }
+        case .redis(let address):
+            let settings = RedisSettings(timeoutMs: storeTimeoutMs, maxPending: storeMaxPending)
+            store = try await RedisStore(
+                address: address, password: ProcessSetup.environment("MONARCH_REDIS_PASSWORD"), settings: settings,
+                keepStale: keepStale, on: loop, logger: logger)
+            logger.info(
+                "serving \(address) (shared), memory budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")
         }
-        let provider = CacheProvider(memoryBytes: budget, store: file, keepStale: keepStale)
+        let provider = CacheProvider(memoryBytes: budget, store: store, keepStale: keepStale)
         let sweeper = try await CacheSweeper(
             provider: provider, every: min(.seconds(60), max(.seconds(1), keepStale)), on: loop, logger: logger)
-        if let file {
-            logger.info(
-                "serving \(file.path): \(file.entriesAtOpen) entries on disk, memory budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")
-        } else {
-            logger.info("serving from memory only: budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")
-        }
         let runtime = WorkerRuntime(
             identity: identity,
             provider: provider, loop: loop, logger: logger)
@@ -122,7 +153,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
             served = .failure(error)
         }
         await sweeper.close()
-        await file?.close()
+        await store?.close()
         try served.get()
     }
 }

@@ -5,7 +5,7 @@ import MonarchWorker
 import Synchronization
 
 /// The cache worker's provider, named `cache`: a bounded in-memory LRU in front of an
-/// optional SQLite file.
+/// optional store — an SQLite file, or a Redis database that several workers share.
 ///
 /// It answers `GET` and `HEAD` requests that carry a cache key (`route.cacheKey`): from
 /// memory first, then from the file (a hit there is promoted into memory). A hit is a
@@ -13,7 +13,12 @@ import Synchronization
 /// are answers too, and the chain decides by policy whether to use them. An absent key, a
 /// request with no key or another method is a miss. A hit carries the entry's TTL (nil when
 /// it has none), so the coordinator can keep it when it revalidates the entry. With no file (memory-only) it behaves
-/// the same minus persistence.
+/// the same minus persistence. A store that cannot be reached (Redis down) makes a lookup
+/// that memory cannot answer a miss, at once, and fails a `store` or `invalidate` (memory
+/// drops the entry too) instead of making it wait.
+///
+/// When another worker sharing the store changes an entry, the store reports it and memory
+/// drops its copy; when the store may have missed such reports, memory is emptied.
 ///
 /// As ``CacheMaintenance`` it takes the coordinator's `store` (acknowledged once committed to
 /// the file) and `invalidate` (by key or by exact byte prefix, in memory and in the file).
@@ -24,8 +29,8 @@ import Synchronization
 /// file lost to a later write or invalidation. Thread-safe; every method may be called from
 /// any task.
 public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
-    /// The file behind memory; nil for a memory-only cache.
-    public let store: SQLiteStore?
+    /// The store behind memory; nil for a memory-only cache.
+    package let store: (any CacheStore)?
     /// How long an expired entry is kept for stale answers before the sweep drops it.
     public let keepStale: Duration
     /// Where the time comes from.
@@ -59,12 +64,33 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
 
     /// A cache keeping up to `memoryBytes` of entries in memory (see
     /// ``MemoryCache/cost(key:entry:)``) in front of `store` (nil: memory only).
-    public init(memoryBytes: Int, store: SQLiteStore?, keepStale: Duration = .seconds(86_400), clock: WallClock = .system) {
+    package init(
+        memoryBytes: Int, store: (any CacheStore)?, keepStale: Duration = .seconds(86_400), clock: WallClock = .system
+    ) {
         self.store = store
         self.keepStale = keepStale
         self.clock = clock
         self.keepStaleMs = Int64(clamping: keepStale.wholeMilliseconds)
         self.state = Mutex(State(memory: MemoryCache(budgetBytes: memoryBytes)))
+        store?.observeChanges { [weak self] change in self?.dropFromMemory(change) }
+    }
+
+    /// Drops from memory what another worker changed in the shared store (everything, when
+    /// changes may have been missed); a store read under way for such a key is not promoted.
+    func dropFromMemory(_ change: StoreChange) {
+        state.withLock { state in
+            switch change {
+            case .changed(.key(let key)):
+                state.memory.remove(key)
+                state.touch(key)
+            case .changed(.prefix(let prefix)):
+                _ = state.memory.removeAll(withPrefix: prefix)
+                state.touch(prefix: prefix)
+            case .mayHaveMissedChanges:
+                state.memory.removeAll { _, _ in true }
+                state.touchAll()
+            }
+        }
     }
 
     /// `cache`.
@@ -94,31 +120,30 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         if let found { return .response(response(to: request, from: found)) }
         guard let store, let generation else { return .miss(reason: "not cached") }
 
-        let read: Result<CacheEntry?, SQLiteStoreError>
-        do {
-            read = .success(try await store.entry(forKey: key))
-        } catch {
-            read = .failure(error)
-        }
+        let read = await store.enqueue(.get(key)).outcome()
         state.withLock { state in
             let watchKey = CacheKey(key)
             let unchanged = state.reads[watchKey]?.generation == generation
             state.reads[watchKey]?.readers -= 1
             if state.reads[watchKey]?.readers == 0 { state.reads[watchKey] = nil }
-            if unchanged, case .success(let entry?) = read, state.memory.peek(key) == nil {
+            if unchanged, case .entry(let entry?) = read, state.memory.peek(key) == nil {
                 state.memory.put(key, entry)
             }
         }
         guard !Task.isCancelled else { return .failure(.cancelled) }
         switch read {
-        case .success(let entry?):
+        case .entry(let entry?):
             return .response(response(to: request, from: entry))
-        case .success(nil):
-            return .miss(reason: "not cached")
-        case .failure(let error) where error.kind == .cancelled:
+        case .failed(let error) where error.kind == .cancelled:
             return .failure(.cancelled)
-        case .failure(let error):
+        case .failed(let error):
             return .failure(ProviderFailure(code: "readFailed", message: error.message))
+        case .unavailable(let reason):
+            return .miss(reason: "not in memory, and \(reason)")
+        case .refused(let reason):
+            return .failure(ProviderFailure(code: "readFailed", message: reason))
+        default:
+            return .miss(reason: "not cached")
         }
     }
 
@@ -134,13 +159,15 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
 
     // MARK: - CacheMaintenance
 
-    /// The memory cache's entries, bytes and evictions so far.
+    /// The memory cache's entries, bytes and evictions so far, and the store's figures (a
+    /// Redis store's state and dropped writes).
     public var statusFigures: [String: JSONValue] {
         let usage = memoryUsage
-        return [
+        let figures: [String: JSONValue] = [
             "entries": .integer(Int64(usage.entries)), "memoryBytes": .integer(Int64(usage.bytes)),
             "evictions": .integer(Int64(usage.evictions)),
         ]
+        return figures.merging(store?.statusFigures ?? [:]) { memory, _ in memory }
     }
 
     /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), stamped
@@ -148,7 +175,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// committed to it. Header names are kept in lowercase (and answered so, also for entries
     /// an earlier version stored otherwise).
     ///
-    /// - Throws: ``ProviderFailure`` `storeFailed` when the file did not take it (memory then
+    /// - Throws: ``ProviderFailure`` `storeFailed` when the store did not take it, or
+    ///   `storeUnavailable` when it could not be reached and the write was dropped (memory then
     ///   drops it too).
     public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
         let entry = CacheEntry(
@@ -161,13 +189,18 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             return store?.enqueue(.put(entry, key: key))
         }
         guard let write else { return }
-        if case .failed(let error) = await write.outcome() {
-            state.withLock { state in
-                state.memory.remove(key)
-                state.touch(key)
-            }
-            throw ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(error.message)")
+        let failure: ProviderFailure
+        switch await write.outcome() {
+        case .failed(let error): failure = ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(error.message)")
+        case .refused(let reason): failure = ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(reason)")
+        case .unavailable(let reason): failure = ProviderFailure(code: "storeUnavailable", message: "dropped \(key): \(reason)")
+        default: return
         }
+        state.withLock { state in
+            state.memory.remove(key)
+            state.touch(key)
+        }
+        throw failure
     }
 
     /// Drops the entry under the target's key, or every entry whose key starts with its prefix
@@ -176,7 +209,7 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// - Returns: how many distinct keys were dropped (a key held in memory and in the file
     ///   counts once).
     /// - Throws: ``ProviderFailure`` `invalidateFailed` when the file could not be changed
-    ///   (memory has dropped the entries already).
+    ///   or the store could not be reached (memory has dropped the entries already).
     public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
         let (fromMemory, deletion) = state.withLock { state -> ([String], StoreOperation?) in
             let removed: [String]
@@ -196,6 +229,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).count
         case .failed(let error):
             throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate: \(error.message)")
+        case .unavailable(let reason), .refused(let reason):
+            throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate (memory dropped its copies): \(reason)")
         default:
             return fromMemory.count
         }
@@ -219,7 +254,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         switch await deletion.outcome() {
         case .count(let count): return count
         case .failed(let error): throw ProviderFailure(code: "sweepFailed", message: error.message)
-        default: return 0
+        case .refused(let reason): throw ProviderFailure(code: "sweepFailed", message: reason)
+        default: return fromMemory
         }
     }
 }

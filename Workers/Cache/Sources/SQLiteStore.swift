@@ -147,7 +147,7 @@ public final class SQLiteStore: Sendable {
 
     /// Queues `work` at once (in the caller's order with other enqueues) and returns the
     /// operation to await. Starts a batch runner when none runs.
-    func enqueue(_ work: StoreOperation.Work) -> StoreOperation {
+    package func enqueue(_ work: StoreOperation.Work) -> StoreOperation {
         let operation = StoreOperation(work)
         let startRunner = queue.withLock { queue -> Bool? in
             guard !queue.closed else { return nil }

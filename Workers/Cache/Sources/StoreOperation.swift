@@ -1,14 +1,15 @@
 import MonarchWire
 import Synchronization
 
-/// One operation waiting in ``SQLiteStore``'s queue: what to do, and where its outcome goes.
+/// One operation waiting in a ``CacheStore``'s queue (``SQLiteStore``'s or ``RedisStore``'s):
+/// what to do, and where its outcome goes.
 ///
 /// The queue runs it at most once. A read may be cancelled until it starts (its waiter then
 /// gets `cancelled` at once and it is skipped); a write, once queued, always runs, and its
 /// waiter learns how it ended.
-final class StoreOperation: Sendable {
+package final class StoreOperation: Sendable {
     /// What to do.
-    enum Work: Sendable {
+    package enum Work: Sendable {
         case get(String)
         case count
         case put(CacheEntry, key: String)
@@ -29,15 +30,21 @@ final class StoreOperation: Sendable {
     }
 
     /// How it ended.
-    enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         case entry(CacheEntry?)
         case count(Int)
         case keys([String])
         case done
         case failed(SQLiteStoreError)
+        /// The store cannot be reached now (a Redis that is down, restarting or too slow): a
+        /// read is a miss, a write was dropped. Says why.
+        case unavailable(String)
+        /// The store refused the operation (a Redis error reply). Says what it said.
+        case refused(String)
     }
 
-    let work: Work
+    /// What to do.
+    package let work: Work
     private let state = Mutex(State())
 
     private struct State {
@@ -46,12 +53,12 @@ final class StoreOperation: Sendable {
         var started = false
     }
 
-    init(_ work: Work) {
+    package init(_ work: Work) {
         self.work = work
     }
 
     /// Waits for the outcome. Cancelling the waiting task cancels a read not yet started.
-    func outcome() async -> Outcome {
+    package func outcome() async -> Outcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Outcome? in
@@ -68,7 +75,7 @@ final class StoreOperation: Sendable {
 
     /// Marks the operation as running; false when it already has an outcome (cancelled), and
     /// so must be skipped.
-    func start() -> Bool {
+    package func start() -> Bool {
         state.withLock { state in
             guard state.outcome == nil else { return false }
             state.started = true
@@ -77,7 +84,7 @@ final class StoreOperation: Sendable {
     }
 
     /// Hands `outcome` to the waiter (now or when it comes). Only the first outcome counts.
-    func finish(_ outcome: Outcome, ifNotStarted: Bool = false) {
+    package func finish(_ outcome: Outcome, ifNotStarted: Bool = false) {
         let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
             guard state.outcome == nil, !(ifNotStarted && state.started) else { return nil }
             state.outcome = outcome

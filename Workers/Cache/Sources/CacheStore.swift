@@ -1,0 +1,47 @@
+import MonarchWire
+
+/// Where the cache worker keeps entries behind its memory LRU: an SQLite file
+/// (``SQLiteStore``) or a Redis database (``RedisStore``).
+///
+/// ``CacheProvider`` queues every operation with ``enqueue(_:)`` while it holds its own lock,
+/// so a store runs operations in the order they were queued, and then awaits the outcome
+/// outside the lock. A store that cannot be reached answers `unavailable` at once instead of
+/// making its callers wait: reads are misses, writes are dropped.
+package protocol CacheStore: Sendable {
+    /// Queues `work` at once, in the caller's order with other enqueues, and returns the
+    /// operation to await. Never blocks.
+    func enqueue(_ work: StoreOperation.Work) -> StoreOperation
+
+    /// Runs what was queued so far (or gives up on it), then closes; later operations fail.
+    func close() async
+
+    /// The store's figures for the worker's `status` (state, dropped writes, …); none by
+    /// default.
+    var statusFigures: [String: JSONValue] { get }
+
+    /// Calls `handler` (on any thread) when another cache worker sharing the store changed an
+    /// entry this worker may hold in memory, or when such changes may have been missed. A store
+    /// no other worker shares never calls it.
+    func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void)
+}
+
+/// A change another cache worker made to a shared store, as ``CacheStore/observeChanges(_:)``
+/// reports it.
+package enum StoreChange: Sendable, Equatable {
+    /// The entries under this target changed (stored again, or invalidated): drop them from
+    /// memory.
+    case changed(InvalidateMessage.Target)
+    /// Changes may have been missed (the store's notifications were interrupted): drop
+    /// everything from memory.
+    case mayHaveMissedChanges
+}
+
+extension CacheStore {
+    /// No figures.
+    package var statusFigures: [String: JSONValue] { [:] }
+
+    /// Nothing to observe: no other worker changes the store.
+    package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {}
+}
+
+extension SQLiteStore: CacheStore {}

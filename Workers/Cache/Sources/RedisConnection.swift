@@ -1,0 +1,428 @@
+import CHiredis
+import CRedisShim
+import DequeModule
+import Logging
+import MonarchLoop
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection to Redis through hiredis's asynchronous API, driven by an ``EventLoop``
+/// through hiredis's libuv adapter, that comes back by itself.
+///
+/// - **Reconnects with back-off.** A connection that fails, closes or stops answering is
+///   dropped and tried again after `backoff` (doubling from ``RedisSettings/backoffMinMs`` to
+///   ``RedisSettings/backoffMaxMs``, reset once connected). The hiredis adapter that Debian
+///   ships (0.14) does not report a refused connect, so an attempt also ends after
+///   ``RedisSettings/timeoutMs``.
+/// - **Never waits for Redis.** ``send(_:completion:)`` refuses at once (returns false) while
+///   the connection is down or ``RedisSettings/maxPending`` commands await replies. A command
+///   not answered within ``RedisSettings/timeoutMs`` drops the connection: its commands and
+///   every one after it complete with nil. An idle connection is pinged every
+///   ``RedisSettings/timeoutMs`` so that a silent Redis is noticed too.
+/// - **Commands in argv form** (`redisAsyncCommandArgv`): binary-safe, nothing formatted.
+///
+/// Loop thread only (it is `Sendable` so that it can be created from a task and then used on
+/// its loop).
+final class RedisConnection: @unchecked Sendable {
+    /// Where the connection is.
+    enum Phase: String {
+        case connecting, connected, reconnecting, closed
+    }
+
+    let loop: EventLoop
+    let address: RedisAddress
+    /// What it is for, in logs: `commands` or `notifications`.
+    let role: String
+    private let password: String?
+    private let settings: RedisSettings
+    private let logger: Logger
+    private let selectsDatabase: Bool
+
+    private(set) var phase = Phase.connecting {
+        didSet { if phase != oldValue { onPhaseChange?() } }
+    }
+    /// Times the connection came back after it was lost.
+    private(set) var reconnects = 0
+    /// Why the connection is down, for the misses and dropped writes it causes.
+    private(set) var downReason = "not connected yet"
+    private var context: UnsafeMutablePointer<redisAsyncContext>?
+    private var ready = false
+    private var everConnected = false
+    private var pending = Deque<RedisCommand>()
+    private var retryTimer: LoopTimer?
+    private var watchdog: LoopTimer?
+    private var backoffMs: UInt64
+    private var lastSentMs: UInt64 = 0
+
+    /// Called when ``phase`` changes.
+    var onPhaseChange: (() -> Void)?
+    /// Called once connected (the handshake is queued, commands may be sent).
+    var onConnected: (() -> Void)?
+    /// Called when a connection that was up is lost.
+    var onLost: (() -> Void)?
+    /// Called for each message pushed on a subscription.
+    var onPush: ((RedisReply) -> Void)?
+
+    /// A connection to `address`; `selectsDatabase` sends `SELECT` (not needed for pub/sub,
+    /// whose channels every database shares). Call ``start()`` on the loop.
+    init(
+        address: RedisAddress, password: String?, role: String, selectsDatabase: Bool, settings: RedisSettings,
+        loop: EventLoop, logger: Logger
+    ) {
+        self.address = address
+        self.password = password
+        self.role = role
+        self.selectsDatabase = selectsDatabase
+        self.settings = settings
+        self.loop = loop
+        self.logger = logger
+        self.backoffMs = settings.backoffMinMs
+    }
+
+    /// Starts connecting. Loop thread only.
+    func start() throws(UVError) {
+        loop.preconditionInEventLoop()
+        retryTimer = try LoopTimer(on: loop)
+        let watchdog = try LoopTimer(on: loop)
+        self.watchdog = watchdog
+        let interval = max(10, settings.timeoutMs / 4)
+        watchdog.start(afterMs: interval, repeatMs: interval) { [unowned self] in self.check() }
+        connect()
+    }
+
+    /// Whether commands may be sent now.
+    var isReady: Bool { ready }
+
+    /// Commands sent and not yet answered.
+    var pendingCount: Int { pending.count }
+
+    /// Why a command cannot be sent now, for the miss or dropped write it becomes.
+    var unavailableReason: String {
+        if ready && pending.count >= settings.maxPending {
+            return "the Redis store at \(address) has \(pending.count) commands waiting (the limit)"
+        }
+        return "the Redis store at \(address) is unreachable (\(downReason)); reconnecting"
+    }
+
+    /// Sends a command; `completion` gets its reply, or nil when the connection was lost or
+    /// dropped before it came. Returns false, without calling `completion`, when the command
+    /// cannot be sent now (see ``unavailableReason``).
+    @discardableResult
+    func send(_ arguments: [[UInt8]], completion: @escaping (RedisReply?) -> Void) -> Bool {
+        loop.preconditionInEventLoop()
+        guard ready, let context, pending.count < settings.maxPending else { return false }
+        let command = RedisCommand(deadlineMs: Self.nowMs() + settings.timeoutMs, completion: completion)
+        let opaque = Unmanaged.passRetained(command).toOpaque()
+        let status = Self.withArgv(arguments) { argc, argv, lengths in
+            redisAsyncCommandArgv(context, { context, reply, privateData in
+                guard let privateData else { return }
+                let command = Unmanaged<RedisCommand>.fromOpaque(privateData).takeRetainedValue()
+                command.finish(reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) })
+                RedisConnection.owner(of: context.map { UnsafePointer($0) })?.reap()
+            }, opaque, argc, argv, lengths)
+        }
+        guard status == REDIS_OK else {
+            Unmanaged<RedisCommand>.fromOpaque(opaque).release()
+            return false
+        }
+        pending.append(command)
+        lastSentMs = Self.nowMs()
+        return true
+    }
+
+    /// Subscribes to `channel`: each message comes to ``onPush``. Returns false when not
+    /// connected.
+    @discardableResult
+    func subscribe(_ channel: String) -> Bool {
+        loop.preconditionInEventLoop()
+        guard ready, let context else { return false }
+        let status = Self.withArgv([Array("SUBSCRIBE".utf8), Array(channel.utf8)]) { argc, argv, lengths in
+            redisAsyncCommandArgv(context, { context, reply, _ in
+                guard let reply, let owner = RedisConnection.owner(of: context.map { UnsafePointer($0) }) else { return }
+                owner.onPush?(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+            }, nil, argc, argv, lengths)
+        }
+        return status == REDIS_OK
+    }
+
+    /// Drops the connection now (its commands complete with nil) and tries again after the
+    /// back-off. Not from inside a hiredis callback.
+    func drop(because reason: String) {
+        loop.preconditionInEventLoop()
+        guard let context else { return }
+        logger.warning("Redis \(role) connection to \(address) dropped: \(reason)")
+        downReason = reason
+        ready = false
+        redisAsyncFree(context)
+        // A connection that was up reports its end through the disconnect callback; one that
+        // was still connecting does not.
+        if self.context != nil {
+            self.context = nil
+            lost(reason)
+        }
+    }
+
+    /// Closes the connection for good; its commands complete with nil. Loop thread only.
+    func close() {
+        loop.preconditionInEventLoop()
+        guard phase != .closed else { return }
+        phase = .closed
+        ready = false
+        retryTimer?.close()
+        watchdog?.close()
+        if let context {
+            self.context = nil
+            redisAsyncFree(context)
+        }
+        pending.removeAll()
+    }
+
+    // MARK: - Connecting
+
+    private func connect() {
+        guard phase != .closed else { return }
+        let host = address.host
+        if Self.isNumericAddress(host) {
+            connect(to: host)
+            return
+        }
+        // getaddrinfo blocks: it runs on the loop's thread pool, never on the loop thread.
+        Task {
+            let resolved = try? await loop.runOnThreadPool { Self.resolve(host) }
+            loop.execute {
+                guard self.phase != .closed else { return }
+                switch resolved {
+                case .success(let ip)?: self.connect(to: ip)
+                case .failure(let reason)?: self.lost("cannot resolve \(host): \(reason.message)")
+                case nil: self.lost("cannot resolve \(host): the loop is shutting down")
+                }
+            }
+        }
+    }
+
+    private func connect(to ip: String) {
+        guard let context = redisAsyncConnect(ip, Int32(address.port)) else {
+            lost("hiredis could not allocate a connection")
+            return
+        }
+        if context.pointee.err != 0 {
+            let reason = Self.errorText(context)
+            redisAsyncFree(context)
+            lost(reason)
+            return
+        }
+        context.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        guard monarch_redis_attach_libuv(context, loop.uvLoopPointer) == REDIS_OK else {
+            redisAsyncFree(context)
+            lost("cannot attach hiredis to the event loop")
+            return
+        }
+        redisAsyncSetConnectCallback(context) { context, status in
+            RedisConnection.owner(of: context)?.connected(status: status)
+        }
+        redisAsyncSetDisconnectCallback(context) { context, status in
+            RedisConnection.owner(of: context)?.disconnected(status: status)
+        }
+        self.context = context
+        retryTimer?.start(afterMs: settings.timeoutMs) { [unowned self] in
+            self.drop(because: "no connection within \(self.settings.timeoutMs) ms")
+        }
+    }
+
+    private func connected(status: Int32) {
+        retryTimer?.stop()
+        guard status == REDIS_OK else {
+            // hiredis frees the context after this callback.
+            let reason = context.map(Self.errorText) ?? "connect failed"
+            context = nil
+            lost(reason)
+            return
+        }
+        phase = .connected
+        ready = true
+        backoffMs = settings.backoffMinMs
+        if everConnected { reconnects += 1 }
+        everConnected = true
+        logger.info("Redis \(role) connection to \(address) is up")
+        if let password {
+            send([Array("AUTH".utf8), Array(password.utf8)]) { [unowned self] reply in self.checkHandshake(reply, "AUTH") }
+        }
+        if selectsDatabase && address.database != 0 {
+            send([Array("SELECT".utf8), Array(String(address.database).utf8)]) { [unowned self] reply in
+                self.checkHandshake(reply, "SELECT \(self.address.database)")
+            }
+        }
+        onConnected?()
+    }
+
+    private func checkHandshake(_ reply: RedisReply?, _ command: String) {
+        guard case .error(let message)? = reply else { return }
+        logger.error("Redis at \(address) refused \(command): \(message)")
+        // Not from inside the reply callback.
+        loop.execute { self.drop(because: "\(command) refused: \(message)") }
+    }
+
+    private func disconnected(status: Int32) {
+        // hiredis frees the context after this callback.
+        let reason = context.map(Self.errorText) ?? "closed"
+        context = nil
+        guard phase != .closed else { return }
+        lost(status == REDIS_OK ? "closed" : reason)
+    }
+
+    private func lost(_ reason: String) {
+        let wasUp = ready || phase == .connected
+        ready = false
+        downReason = reason
+        pending.removeAll()
+        guard phase != .closed else { return }
+        if wasUp {
+            logger.warning("Redis \(role) connection to \(address) lost (\(reason)); reconnecting")
+            onLost?()
+        } else {
+            logger.debug("Redis \(role) connection to \(address) failed (\(reason)); trying again in \(backoffMs) ms")
+        }
+        phase = everConnected ? .reconnecting : .connecting
+        let delay = backoffMs
+        backoffMs = min(settings.backoffMaxMs, backoffMs * 2)
+        retryTimer?.start(afterMs: delay) { [unowned self] in self.connect() }
+    }
+
+    // MARK: - Watching
+
+    /// Forgets answered commands at the head of the queue.
+    private func reap() {
+        while let first = pending.first, first.isFinished { pending.removeFirst() }
+    }
+
+    /// Drops a connection whose oldest command is overdue; pings an idle one.
+    private func check() {
+        let now = Self.nowMs()
+        reap()
+        if let first = pending.first, now >= first.deadlineMs {
+            drop(because: "no answer within \(settings.timeoutMs) ms")
+        } else if ready, pending.isEmpty, now >= lastSentMs + settings.timeoutMs {
+            send([Array("PING".utf8)]) { _ in }
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static func owner(of context: UnsafePointer<redisAsyncContext>?) -> RedisConnection? {
+        guard let data = context?.pointee.data else { return nil }
+        return Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    private static func errorText(_ context: UnsafeMutablePointer<redisAsyncContext>) -> String {
+        guard let text = context.pointee.errstr else { return "error \(context.pointee.err)" }
+        return String(cString: text)
+    }
+
+    private static func withArgv(
+        _ arguments: [[UInt8]],
+        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> Int32
+    ) -> Int32 {
+        let total = arguments.reduce(0) { $0 + $1.count }
+        let storage = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, total))
+        defer { storage.deallocate() }
+        let pointers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: arguments.count)
+        defer { pointers.deallocate() }
+        var lengths = [Int]()
+        lengths.reserveCapacity(arguments.count)
+        var offset = 0
+        for (index, argument) in arguments.enumerated() {
+            argument.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress {
+                    UnsafeMutableRawPointer(storage + offset).copyMemory(from: base, byteCount: bytes.count)
+                }
+            }
+            pointers[index] = UnsafePointer(storage + offset)
+            lengths.append(argument.count)
+            offset += argument.count
+        }
+        return lengths.withUnsafeBufferPointer { body(Int32(arguments.count), pointers, $0.baseAddress!) }
+    }
+
+    static func nowMs() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
+    }
+
+    private static func isNumericAddress(_ host: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
+    }
+
+    /// The first address `host` resolves to, as text. Blocks: thread pool only.
+    private static func resolve(_ host: String) -> Result<String, RedisAddressError> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        guard status == 0, let first = list else {
+            return .failure(RedisAddressError(String(cString: gai_strerror(status))))
+        }
+        defer { freeaddrinfo(list) }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let ok: Bool
+        if first.pointee.ai_family == AF_INET6 {
+            ok = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                var raw = address.pointee.sin6_addr
+                return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil
+            }
+        } else {
+            ok = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                var raw = address.pointee.sin_addr
+                return inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil
+            }
+        }
+        guard ok else { return .failure(RedisAddressError("no usable address")) }
+        return .success(text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+    }
+}
+
+/// A command awaiting its reply.
+private final class RedisCommand {
+    let deadlineMs: UInt64
+    private var completion: ((RedisReply?) -> Void)?
+
+    init(deadlineMs: UInt64, completion: @escaping (RedisReply?) -> Void) {
+        self.deadlineMs = deadlineMs
+        self.completion = completion
+    }
+
+    var isFinished: Bool { completion == nil }
+
+    func finish(_ reply: RedisReply?) {
+        let completion = self.completion
+        self.completion = nil
+        completion?(reply)
+    }
+}
+
+/// How a Redis store talks to Redis: timeouts, back-off and the bound on commands in flight.
+public struct RedisSettings: Sendable, Equatable {
+    /// How long a connect or a command may take before the connection is dropped (and an idle
+    /// connection's ping interval), in milliseconds.
+    public var timeoutMs: UInt64
+    /// The most commands awaiting replies on the command connection; more are refused at
+    /// once (a read misses, a write is dropped and counted).
+    public var maxPending: Int
+    /// The first wait before connecting again, in milliseconds; it doubles up to
+    /// ``backoffMaxMs``.
+    public var backoffMinMs: UInt64
+    /// The longest wait before connecting again, in milliseconds.
+    public var backoffMaxMs: UInt64
+
+    /// Settings; the defaults are the worker's.
+    public init(timeoutMs: UInt64 = 500, maxPending: Int = 4096, backoffMinMs: UInt64 = 50, backoffMaxMs: UInt64 = 2000) {
+        self.timeoutMs = max(1, timeoutMs)
+        self.maxPending = max(1, maxPending)
+        self.backoffMinMs = max(1, backoffMinMs)
+        self.backoffMaxMs = max(self.backoffMinMs, backoffMaxMs)
+    }
+}

@@ -1,0 +1,343 @@
+import Logging
+import MonarchLoop
+import MonarchWire
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cache's entries in a Redis database that several cache workers — on one machine or
+/// many, behind one coordinator or several — share.
+///
+/// - **One round trip per entry.** An entry is one Redis string, `monarch:e:KEY`, holding its
+///   metadata and body (``RedisEntryCodec``): `SET … PX` stores both, `GET` reads both.
+/// - **Expiry by Redis.** An entry with a TTL expires in Redis `ttl + keepStale` after it was
+///   stored, so it is answered stale for the stale window (its fresh-until time travels in
+///   its metadata) and then disappears by itself; one without a TTL does not expire. There is
+///   nothing to sweep.
+/// - **Prefix invalidation by `SCAN`**, cursor by cursor (`MATCH` on the prefix with the glob
+///   characters escaped, `COUNT 1000`), deleting what each step finds; never `KEYS`, which
+///   blocks Redis. An index set per prefix would only serve prefixes that end on a path
+///   segment (invalidation takes any byte prefix), and its members would outlive the entries
+///   Redis expires by itself; a scan costs time in proportion to the database, but needs no
+///   index that can go stale, and invalidation is rare next to reads.
+/// - **Coherence.** Each store or invalidation is published on `monarch:changes:DB` (after
+///   the change, on the same connection), and a second connection subscribes to it: every
+///   other worker sharing the database drops the entry from its memory (``observeChanges(_:)``).
+///   When that subscription is interrupted, changes may have been missed: memory is emptied.
+/// - **Redis down is not Monarch down.** See ``RedisConnection``: while Redis cannot be
+///   reached (or too many commands are waiting), operations end at once as `unavailable` —
+///   a read misses, a write is dropped and counted in ``statusFigures``.
+///
+/// Every method may be called from any task; the connections live on the loop's thread.
+public final class RedisStore: CacheStore, Sendable {
+    /// The database.
+    public let address: RedisAddress
+    /// The loop whose thread runs hiredis.
+    public let loop: EventLoop
+    private let keepStaleMs: Int64
+    private let channel: String
+    /// Tells this worker's own notifications from other workers'.
+    private let sender: String
+    private let connections: LoopBound<Connections>
+    private let figures = Mutex(Figures())
+    private let changeHandler = Mutex<(@Sendable (StoreChange) -> Void)?>(nil)
+    private let logger: Logger
+
+    private struct Connections {
+        var commands: RedisConnection
+        var notifications: RedisConnection
+    }
+
+    private struct Figures {
+        var state = RedisConnection.Phase.connecting
+        var subscribed = false
+        var droppedWrites = 0
+        var unavailableReads = 0
+        var reconnects = 0
+    }
+
+    private static let entryPrefix: [UInt8] = Array("monarch:e:".utf8)
+
+    /// Starts connecting to `address` (authenticating with `password` when given) on `loop`.
+    /// Returns at once: a Redis that is down now is tried again with back-off, and meanwhile
+    /// every read misses. Call ``close()`` before the loop shuts down.
+    ///
+    /// - Throws: when the loop's timers cannot be created, or the loop has shut down.
+    public init(
+        address: RedisAddress, password: String?, settings: RedisSettings = RedisSettings(),
+        keepStale: Duration, on loop: EventLoop, logger: Logger
+    ) async throws {
+        self.address = address
+        self.loop = loop
+        self.logger = logger
+        self.keepStaleMs = Int64(clamping: keepStale.wholeMilliseconds)
+        self.channel = "monarch:changes:\(address.database)"
+        var random = SystemRandomNumberGenerator()
+        self.sender = String(random.next() as UInt64, radix: 16)
+        let connections = try await loop.submit {
+            LoopBound(
+                Connections(
+                    commands: RedisConnection(
+                        address: address, password: password, role: "commands", selectsDatabase: true,
+                        settings: settings, loop: loop, logger: logger),
+                    notifications: RedisConnection(
+                        address: address, password: password, role: "notifications", selectsDatabase: false,
+                        settings: settings, loop: loop, logger: logger)),
+                loop: loop)
+        }
+        self.connections = connections
+        try await loop.submit { try self.startConnections() }
+    }
+
+    private func startConnections() throws {
+        let commands = connections.value.commands
+        let notifications = connections.value.notifications
+        commands.onPhaseChange = { [unowned self] in self.noteState() }
+        commands.onLost = {
+            // A Redis that stopped answering commands has most likely stopped pushing too.
+            notifications.drop(because: "the command connection was lost")
+        }
+        notifications.onConnected = { [unowned self] in
+            if !notifications.subscribe(self.channel) {
+                self.logger.error("cannot subscribe to \(self.channel) on \(self.address)")
+            }
+        }
+        notifications.onLost = { [unowned self] in
+            self.figures.withLock { $0.subscribed = false }
+            self.report(.mayHaveMissedChanges)
+        }
+        notifications.onPush = { [unowned self] reply in self.received(reply) }
+        try commands.start()
+        try notifications.start()
+    }
+
+    // MARK: - CacheStore
+
+    /// Queues `work` on the loop; see ``CacheStore/enqueue(_:)``.
+    package func enqueue(_ work: StoreOperation.Work) -> StoreOperation {
+        let operation = StoreOperation(work)
+        loop.execute { self.run(operation) }
+        return operation
+    }
+
+    /// Closes both connections; operations waiting for Redis end as `unavailable`.
+    public func close() async {
+        _ = try? await loop.submit {
+            self.connections.value.commands.close()
+            self.connections.value.notifications.close()
+            self.noteState()
+        }
+    }
+
+    /// `store` (the address), `storeState` (`connecting`, `connected`, `reconnecting`,
+    /// `closed`), `storeSubscribed` (whether other workers' changes reach memory),
+    /// `storeReconnects`, `storeDroppedWrites` (stores and invalidations dropped while Redis
+    /// could not be reached) and `storeUnavailableReads` (lookups that missed for that reason).
+    package var statusFigures: [String: JSONValue] {
+        let figures = self.figures.withLock { $0 }
+        return [
+            "store": .string(address.description), "storeState": .string(figures.state.rawValue),
+            "storeSubscribed": .bool(figures.subscribed), "storeReconnects": .integer(Int64(figures.reconnects)),
+            "storeDroppedWrites": .integer(Int64(figures.droppedWrites)),
+            "storeUnavailableReads": .integer(Int64(figures.unavailableReads)),
+        ]
+    }
+
+    /// Reports other workers' changes to `handler`; see ``CacheStore/observeChanges(_:)``.
+    package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {
+        changeHandler.withLock { $0 = handler }
+    }
+
+    // MARK: - Running operations (loop thread)
+
+    private func run(_ operation: StoreOperation) {
+        guard operation.start() else { return }
+        let commands = connections.value.commands
+        switch operation.work {
+        case .get(let key):
+            send(operation, [Array("GET".utf8), entryKey(key)]) { reply in
+                switch reply {
+                case .string(let bytes):
+                    let entry = bytes.withUnsafeBytes(RedisEntryCodec.decode)
+                    if entry == nil { self.logger.warning("\(self.address) holds an unreadable entry under \(key); a miss") }
+                    return .entry(entry)
+                default: return .entry(nil)
+                }
+            }
+        case .put(let entry, let key):
+            var arguments = [Array("SET".utf8), entryKey(key), RedisEntryCodec.encode(entry)]
+            if let expiry = expiryMs(of: entry) { arguments += [Array("PX".utf8), Array(String(expiry).utf8)] }
+            send(operation, arguments) { _ in
+                self.publish(.key(key))
+                return .done
+            }
+        case .remove(.key(let key)):
+            send(operation, [Array("DEL".utf8), entryKey(key)]) { reply in
+                self.publish(.key(key))
+                if case .integer(let count) = reply, count > 0 { return .keys([key]) }
+                return .keys([])
+            }
+        case .remove(.prefix(let prefix)):
+            scan(prefix: prefix, cursor: "0", found: [], operation: operation)
+        case .deleteExpired:
+            // Redis expires entries by itself.
+            operation.finish(.count(0))
+        case .count:
+            send(operation, [Array("DBSIZE".utf8)]) { reply in
+                if case .integer(let count) = reply { return .count(Int(count)) }
+                return .count(0)
+            }
+        case .probe(let body):
+            body()
+            operation.finish(.done)
+        case .close:
+            commands.close()
+            connections.value.notifications.close()
+            noteState()
+            operation.finish(.done)
+        }
+    }
+
+    /// Sends one command for `operation`; its reply becomes the outcome through `outcome`
+    /// (an error reply is `refused`; no reply, or no way to send, is `unavailable`).
+    private func send(
+        _ operation: StoreOperation, _ arguments: [[UInt8]], outcome: @escaping (RedisReply) -> StoreOperation.Outcome
+    ) {
+        let commands = connections.value.commands
+        let sent = commands.send(arguments) { reply in
+            switch reply {
+            case .error(let message)?: operation.finish(.refused("Redis at \(self.address): \(message)"))
+            case let reply?: operation.finish(outcome(reply))
+            case nil: self.unavailable(operation, "the Redis store at \(self.address) went away before answering")
+            }
+        }
+        if !sent { unavailable(operation, commands.unavailableReason) }
+    }
+
+    private func unavailable(_ operation: StoreOperation, _ reason: String) {
+        figures.withLock { figures in
+            if operation.work.isWrite { figures.droppedWrites += 1 } else { figures.unavailableReads += 1 }
+        }
+        operation.finish(.unavailable(reason))
+    }
+
+    /// One step of a prefix invalidation: `SCAN` from `cursor`, `DEL` what it found, and on
+    /// to the next cursor until Redis returns to 0.
+    private func scan(prefix: String, cursor: String, found: Set<String>, operation: StoreOperation) {
+        let pattern = Self.entryPrefix + Self.globEscaped(prefix) + Array("*".utf8)
+        let arguments = [
+            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern, Array("COUNT".utf8), Array("1000".utf8),
+        ]
+        let commands = connections.value.commands
+        let sent = commands.send(arguments) { reply in
+            guard let reply else {
+                return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
+            }
+            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].text, case .array(let keys) = parts[1]
+            else {
+                if case .error(let message) = reply { return operation.finish(.refused("Redis at \(self.address): \(message)")) }
+                return operation.finish(.refused("Redis at \(self.address) answered SCAN with an unexpected reply"))
+            }
+            let rawKeys = keys.compactMap { reply -> [UInt8]? in
+                if case .string(let bytes) = reply { return bytes }
+                return nil
+            }
+            var found = found
+            for raw in rawKeys { found.insert(String(decoding: raw.dropFirst(Self.entryPrefix.count), as: UTF8.self)) }
+            let finished = next == "0"
+            let afterDelete = {
+                if finished {
+                    self.publish(.prefix(prefix))
+                    operation.finish(.keys(Array(found)))
+                } else {
+                    self.scan(prefix: prefix, cursor: next, found: found, operation: operation)
+                }
+            }
+            guard !rawKeys.isEmpty else { return afterDelete() }
+            let deleted = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
+                guard reply != nil else {
+                    return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
+                }
+                afterDelete()
+            }
+            if !deleted { self.unavailable(operation, commands.unavailableReason) }
+        }
+        if !sent { unavailable(operation, commands.unavailableReason) }
+    }
+
+    /// Publishes a change for the other workers (best effort: a worker that misses it empties
+    /// its memory when its subscription comes back).
+    private func publish(_ target: InvalidateMessage.Target) {
+        let (kind, text) = switch target {
+        case .key(let key): ("k", key)
+        case .prefix(let prefix): ("p", prefix)
+        }
+        connections.value.commands.send([Array("PUBLISH".utf8), Array(channel.utf8), Array("\(sender)\n\(kind)\n\(text)".utf8)]) { _ in }
+    }
+
+    /// A message on the subscription: another worker's change, or the subscription's
+    /// confirmation (memory is emptied then: changes made before it were not heard).
+    private func received(_ reply: RedisReply) {
+        guard case .array(let parts) = reply, parts.count == 3, let kind = parts[0].text else { return }
+        switch kind {
+        case "subscribe":
+            figures.withLock { $0.subscribed = true }
+            report(.mayHaveMissedChanges)
+        case "message":
+            guard let payload = parts[2].text else { return }
+            let fields = payload.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[0] != sender[...] else { return }
+            switch fields[1] {
+            case "k": report(.changed(.key(String(fields[2]))))
+            case "p": report(.changed(.prefix(String(fields[2]))))
+            default: break
+            }
+        default:
+            break
+        }
+    }
+
+    private func report(_ change: StoreChange) {
+        changeHandler.withLock { $0 }?(change)
+    }
+
+    private func noteState() {
+        let commands = connections.value.commands
+        figures.withLock { figures in
+            figures.state = commands.phase
+            figures.reconnects = commands.reconnects
+        }
+    }
+
+    // MARK: - Keys
+
+    private func entryKey(_ key: String) -> [UInt8] {
+        Self.entryPrefix + Array(key.utf8)
+    }
+
+    /// How long Redis keeps `entry`, in milliseconds from now: until `keepStale` after it
+    /// stops being fresh; nil for an entry fresh for ever.
+    private func expiryMs(of entry: CacheEntry) -> Int64? {
+        guard let expiresAt = entry.expiresAtMs else { return nil }
+        let now = WallClock.system.nowMs
+        let (until, overflow) = expiresAt.addingReportingOverflow(keepStaleMs)
+        guard !overflow else { return nil }
+        return max(1, until - now)
+    }
+
+    /// `text`'s bytes with Redis's glob characters (`*`, `?`, `[`, `]`, `\`) escaped.
+    static func globEscaped(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+                || byte == UInt8(ascii: "\\")
+            {
+                bytes.append(UInt8(ascii: "\\"))
+            }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+}
