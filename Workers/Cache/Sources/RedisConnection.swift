@@ -240,11 +240,11 @@ final class RedisConnection: @unchecked Sendable {
             lost(reason)
             return
         }
-        phase = .connected
-        ready = true
-        backoffMs = settings.backoffMinMs
         if everConnected { reconnects += 1 }
         everConnected = true
+        ready = true
+        backoffMs = settings.backoffMinMs
+        phase = .connected
         logger.info("Redis \(role) connection to \(address) is up")
         if let password {
             send([Array("AUTH".utf8), Array(password.utf8)]) { [unowned self] reply in self.checkHandshake(reply, "AUTH") }
@@ -419,7 +419,7 @@ public struct RedisSettings: Sendable, Equatable {
     public var backoffMaxMs: UInt64
 
     /// Settings; the defaults are the worker's.
-    public init(timeoutMs: UInt64 = 500, maxPending: Int = 4096, backoffMinMs: UInt64 = 50, backoffMaxMs: UInt64 = 2000) {
+    public init(timeoutMs: UInt64 = 1000, maxPending: Int = 4096, backoffMinMs: UInt64 = 50, backoffMaxMs: UInt64 = 2000) {
         self.timeoutMs = max(1, timeoutMs)
         self.maxPending = max(1, maxPending)
         self.backoffMinMs = max(1, backoffMinMs)

@@ -56,6 +56,7 @@ public final class RedisStore: CacheStore, Sendable {
         var droppedWrites = 0
         var unavailableReads = 0
         var reconnects = 0
+        var notifications = 0
     }
 
     private static let entryPrefix: [UInt8] = Array("monarch:e:".utf8)
@@ -134,7 +135,8 @@ public final class RedisStore: CacheStore, Sendable {
     /// `store` (the address), `storeState` (`connecting`, `connected`, `reconnecting`,
     /// `closed`), `storeSubscribed` (whether other workers' changes reach memory),
     /// `storeReconnects`, `storeDroppedWrites` (stores and invalidations dropped while Redis
-    /// could not be reached) and `storeUnavailableReads` (lookups that missed for that reason).
+    /// could not be reached), `storeUnavailableReads` (lookups that missed for that reason) and
+    /// `storeNotifications` (other workers' changes heard).
     package var statusFigures: [String: JSONValue] {
         let figures = self.figures.withLock { $0 }
         return [
@@ -142,6 +144,7 @@ public final class RedisStore: CacheStore, Sendable {
             "storeSubscribed": .bool(figures.subscribed), "storeReconnects": .integer(Int64(figures.reconnects)),
             "storeDroppedWrites": .integer(Int64(figures.droppedWrites)),
             "storeUnavailableReads": .integer(Int64(figures.unavailableReads)),
+            "storeNotifications": .integer(Int64(figures.notifications)),
         ]
     }
 
@@ -292,8 +295,9 @@ public final class RedisStore: CacheStore, Sendable {
             switch fields[1] {
             case "k": report(.changed(.key(String(fields[2]))))
             case "p": report(.changed(.prefix(String(fields[2]))))
-            default: break
+            default: return
             }
+            figures.withLock { $0.notifications += 1 }
         default:
             break
         }
@@ -317,14 +321,12 @@ public final class RedisStore: CacheStore, Sendable {
         Self.entryPrefix + Array(key.utf8)
     }
 
-    /// How long Redis keeps `entry`, in milliseconds from now: until `keepStale` after it
-    /// stops being fresh; nil for an entry fresh for ever.
+    /// How long Redis keeps `entry`, in milliseconds from now: its TTL and then `keepStale`
+    /// (entries are put as they are stored); nil for an entry fresh for ever.
     private func expiryMs(of entry: CacheEntry) -> Int64? {
-        guard let expiresAt = entry.expiresAtMs else { return nil }
-        let now = WallClock.system.nowMs
-        let (until, overflow) = expiresAt.addingReportingOverflow(keepStaleMs)
-        guard !overflow else { return nil }
-        return max(1, until - now)
+        guard let ttlMs = entry.ttlMs else { return nil }
+        let (total, overflow) = ttlMs.addingReportingOverflow(keepStaleMs)
+        return overflow ? nil : max(1, total)
     }
 
     /// `text`'s bytes with Redis's glob characters (`*`, `?`, `[`, `]`, `\`) escaped.
