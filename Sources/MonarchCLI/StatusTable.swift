@@ -23,6 +23,15 @@ enum StatusTable {
                  String(worker.failures), String(worker.restarts), duration(worker.uptimeMs),
                  worker.rssBytes.map(bytes) ?? "-"]
             })
+        let stores = report.workers.compactMap { worker in worker.store.map { (worker.id, $0) } }
+        if !stores.isEmpty {
+            lines.append("")
+            lines += table(["WORKER", "STORE", "STATE", "SUBSCRIBED", "RECONNECTS", "DROPPED WRITES", "UNAVAILABLE READS"], stores.map {
+                id, store in
+                [id, store.address, store.state.rawValue, store.subscribed ? "yes" : "no", String(store.reconnects),
+                 String(store.droppedWrites), String(store.unavailableReads)]
+            })
+        }
         if !report.domains.isEmpty {
             lines.append("")
             lines += table(["DOMAIN", "LAST MINUTE", "HIT RATIO", "P50", "P99", "P99.9"], report.domains.map { domain in

@@ -2,7 +2,7 @@ extension Configuration {
     /// The settings keys each worker kind accepts besides `count` and `logLevel`.
     static let workerSettingKeys: [String: [String]] = [
         "bundle": ["root", "latency", "maxFile", "dotfiles"],
-        "cache": ["store", "memory", "keepStale"],
+        "cache": ["store", "memory", "keepStale", "password", "storeTimeout", "storeMaxPending"],
         "network": [
             "allow", "retries", "connectTimeout", "timeout", "maxRedirects", "maxResponse", "maxHostConnections",
             "capacity",
@@ -46,15 +46,35 @@ extension Configuration {
         case "cache":
             var store: String?
             if let storeNode = settings.optional("store") {
-                let text = try storeNode.string(expecting: "a store such as sqlite:PATH")
-                guard text.hasPrefix("sqlite:"), text.count > "sqlite:".count else {
-                    throw storeNode.error("expected a store such as sqlite:.monarch/cache.db, got \"\(text)\"")
+                let text = try storeNode.string(expecting: "a store such as sqlite:PATH or redis://HOST:PORT/DB")
+                if text.hasPrefix("redis://") || text.hasPrefix("rediss://") {
+                    if let problem = redisAddressProblem(text) { throw storeNode.error(problem) }
+                    store = text
+                } else {
+                    guard text.hasPrefix("sqlite:"), text.count > "sqlite:".count else {
+                        throw storeNode.error(
+                            "expected a store such as sqlite:.monarch/cache.db or redis://127.0.0.1:6379/0, got \"\(text)\"")
+                    }
+                    store = "sqlite:" + resolvePath(String(text.dropFirst("sqlite:".count)), against: context.baseDirectory)
                 }
-                store = "sqlite:" + resolvePath(String(text.dropFirst("sqlite:".count)), against: context.baseDirectory)
+            }
+            let isRedis = store?.hasPrefix("redis://") == true
+            var password: String?
+            if let passwordNode = settings.optional("password") {
+                guard isRedis else { throw passwordNode.error("password is for a Redis store (store: redis://HOST:PORT/DB)") }
+                let text = try passwordNode.string(expecting: "a password, such as ${REDIS_PASSWORD}")
+                password = try expandVariables(in: text, from: context.environment, at: passwordNode)
+            }
+            for key in ["storeTimeout", "storeMaxPending"] {
+                if let node = settings.optional(key), !isRedis {
+                    throw node.error("\(key) is for a Redis store (store: redis://HOST:PORT/DB)")
+                }
             }
             return .cache(WorkerSettings.Cache(
                 store: store, memoryBytes: try settings.optional("memory")?.byteSize(),
-                keepStale: try settings.optional("keepStale")?.duration(inWhole: .seconds(1), unitName: "seconds")))
+                keepStale: try settings.optional("keepStale")?.duration(inWhole: .seconds(1), unitName: "seconds"),
+                password: password, storeTimeout: try settings.optional("storeTimeout")?.positiveMilliseconds(),
+                storeMaxPending: try settings.optional("storeMaxPending")?.integer(atLeast: 1)))
         default:
             var allow: [String] = []
             if let allowNode = settings.optional("allow") {
@@ -77,6 +97,33 @@ extension Configuration {
                 capacity: try settings.optional("capacity")?.integer(atLeast: 1)))
         }
     }
+}
+
+/// What is wrong with a Redis store's address, or nil when it is `redis://HOST[:PORT][/DB]`.
+/// (The cache worker parses it again, with the same rules.)
+func redisAddressProblem(_ text: String) -> String? {
+    if text.hasPrefix("rediss://") {
+        return "rediss:// (TLS) is not supported: the hiredis Monarch builds on (Debian's libhiredis 0.14) has no TLS; "
+            + "reach Redis over a private network or a TLS tunnel, as redis://"
+    }
+    var rest = Substring(text.dropFirst("redis://".count))
+    if rest.contains("@") {
+        return "no password in the address (it would show in ps): give it as password: ${VARIABLE}"
+    }
+    if let slash = rest.firstIndex(of: "/") {
+        let database = rest[rest.index(after: slash)...]
+        if !database.isEmpty && (Int(database) ?? -1) < 0 {
+            return "expected a database number after the address, such as redis://127.0.0.1:6379/0, got \"\(text)\""
+        }
+        rest = rest[..<slash]
+    }
+    let hostAndPort = rest.contains(":") && !(rest.hasPrefix("[") && rest.hasSuffix("]")) ? String(rest) : String(rest) + ":6379"
+    guard isHostAndPort(hostAndPort), let port = Int(hostAndPort[hostAndPort.index(after: hostAndPort.lastIndex(of: ":")!)...]),
+        port >= 1
+    else {
+        return "expected redis://HOST:PORT/DB such as redis://127.0.0.1:6379/0, got \"\(text)\""
+    }
+    return nil
 }
 
 /// Whether `text` is `HOST:PORT` or `[IPV6]:PORT` with a non-empty host and a port in 0...65535.

@@ -111,21 +111,40 @@ public struct Configuration: Sendable, Equatable {
 
         /// What a cache worker is told: where it keeps entries and for how long.
         public struct Cache: Sendable, Equatable {
-            /// `store`: a store such as `sqlite:/absolute/path.db`; nil keeps entries in memory
-            /// only (`--memory-only`).
+            /// `store`: a store such as `sqlite:/absolute/path.db`, or `redis://HOST:PORT/DB`
+            /// (shared by every cache worker that names it); nil keeps entries in memory only
+            /// (`--memory-only`).
             public var store: String?
             /// `memory`: the memory budget for entries, in bytes (`--memory-bytes`).
             public var memoryBytes: Int?
             /// `keepStale`: how long an expired entry is still answered (flagged stale) before
-            /// the sweep drops it; whole seconds (`--keep-stale-seconds`).
+            /// the sweep drops it (or Redis expires it); whole seconds (`--keep-stale-seconds`).
             public var keepStale: Duration?
+            /// `password`: the Redis store's password, `${VAR}` expanded; it reaches the
+            /// workers in `MONARCH_REDIS_PASSWORD`, never on a command line.
+            public var password: String?
+            /// `storeTimeout`: how long a Redis connect or command may take before the
+            /// connection is dropped and tried again; whole milliseconds (`--store-timeout-ms`).
+            public var storeTimeout: Duration?
+            /// `storeMaxPending`: the most Redis commands awaiting replies per worker; beyond
+            /// it lookups miss and writes are dropped at once (`--store-max-pending`).
+            public var storeMaxPending: Int?
 
             /// Settings as given; nil means the worker's default.
-            public init(store: String? = nil, memoryBytes: Int? = nil, keepStale: Duration? = nil) {
+            public init(
+                store: String? = nil, memoryBytes: Int? = nil, keepStale: Duration? = nil, password: String? = nil,
+                storeTimeout: Duration? = nil, storeMaxPending: Int? = nil
+            ) {
                 self.store = store
                 self.memoryBytes = memoryBytes
                 self.keepStale = keepStale
+                self.password = password
+                self.storeTimeout = storeTimeout
+                self.storeMaxPending = storeMaxPending
             }
+
+            /// Whether the store is a Redis database (`redis://`).
+            public var usesRedis: Bool { store?.hasPrefix("redis://") == true }
         }
 
         /// What a network worker is told: which upstreams it may reach and how it fetches.

@@ -113,7 +113,14 @@ final class ClientSession: @unchecked Sendable {
             // A reply to no exchange of ours: ignored (protocol section 5).
             break
         case .status(let status):
-            send(.result(ResultMessage(id: status.id, report: coordinator.statusReport())))
+            if coordinator.hasSharedCacheStore {
+                // The cache workers are asked for their store's state: an exchange like the others.
+                startCall(status.id, "status") { [self] _ in
+                    .result(ResultMessage(id: status.id, report: await coordinator.statusReportWithStores()))
+                }
+            } else {
+                send(.result(ResultMessage(id: status.id, report: coordinator.statusReport())))
+            }
         case .scale(let admin):
             startCall(admin.id, "scale") { [self] _ in await coordinator.scale(admin) }
         case .invalidate(let admin):

@@ -5,8 +5,9 @@ import MonarchWire
 extension Coordinator {
     /// Brings every metric up to date: requests, answers by source and status, failures by
     /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, workers
-    /// by state, restarts, overloads, refusals, and the cache workers' evictions (asked of
-    /// them, a second at most each). Loop thread.
+    /// by state, restarts, overloads, refusals, and the cache workers' evictions and shared
+    /// store (Redis: workers connected and not, dropped writes, lookups missed while it was
+    /// unreachable), asked of them, a second at most each. Loop thread.
     func syncMetrics(_ sync: MetricsSync) async {
         loop.preconditionInEventLoop()
         var byDomain: [String: Int] = [:]
@@ -45,13 +46,28 @@ extension Coordinator {
         }
         for pool in cachePools {
             var evictions = 0
+            var connected = 0
+            var unreachable = 0
+            var droppedWrites = 0
+            var unavailableReads = 0
             for worker in pool.connected {
-                if case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
-                    case .integer(let count)? = result.data?["evictions"] {
-                    evictions += Int(count)
+                guard case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
+                    let figures = result.data
+                else { continue }
+                if case .integer(let count)? = figures["evictions"] { evictions += Int(count) }
+                if let store = StatusReport.Worker.Store(figures: figures) {
+                    if store.state == .connected { connected += 1 } else { unreachable += 1 }
+                    droppedWrites += store.droppedWrites
+                    unavailableReads += store.unavailableReads
                 }
             }
             sync.count("monarch_cache_evictions_total", [("kind", pool.kind)], total: evictions)
+            if hasSharedCacheStore {
+                sync.gauge("monarch_cache_store_workers", [("kind", pool.kind), ("state", "connected")], connected)
+                sync.gauge("monarch_cache_store_workers", [("kind", pool.kind), ("state", "unreachable")], unreachable)
+                sync.count("monarch_cache_store_dropped_writes_total", [("kind", pool.kind)], total: droppedWrites)
+                sync.count("monarch_cache_store_unavailable_reads_total", [("kind", pool.kind)], total: unavailableReads)
+            }
         }
     }
 }

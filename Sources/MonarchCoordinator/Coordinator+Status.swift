@@ -87,3 +87,34 @@ extension Coordinator {
         return nil
     }
 }
+
+extension Coordinator {
+    /// Whether a cache pool keeps its entries in a shared store (Redis), whose state `status`
+    /// then asks the cache workers for.
+    var hasSharedCacheStore: Bool {
+        configuration.workers.contains { pool in
+            if case .cache(let cache) = pool.settings { return cache.usesRedis }
+            return false
+        }
+    }
+
+    /// ``statusReport(now:)`` with each connected cache worker's shared store as it reports it
+    /// (asked in turn, a second at most each; one that does not answer shows none). Loop
+    /// thread.
+    func statusReportWithStores() async -> StatusReport {
+        loop.preconditionInEventLoop()
+        var stores: [String: StatusReport.Worker.Store] = [:]
+        for pool in cachePools {
+            for worker in pool.connected {
+                if case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
+                    let figures = result.data, let store = StatusReport.Worker.Store(figures: figures)
+                {
+                    stores[worker.id] = store
+                }
+            }
+        }
+        var report = statusReport()
+        for index in report.workers.indices { report.workers[index].store = stores[report.workers[index].id] }
+        return report
+    }
+}

@@ -49,9 +49,16 @@ struct WorkerLaunch: Sendable, Equatable {
             add("--max-file-bytes", bundle.maxFileBytes)
             if bundle.serveDotfiles { arguments.append("--serve-dotfiles") }
         case .cache(let cache):
-            if let store = cache.store { add("--store", storePath(store, ordinal: ordinal)) } else { arguments.append("--memory-only") }
+            if let store = cache.store {
+                // Redis is one database every worker shares; files are one per worker.
+                add("--store", cache.usesRedis ? store : storePath(store, ordinal: ordinal))
+            } else {
+                arguments.append("--memory-only")
+            }
             add("--memory-bytes", cache.memoryBytes)
             add("--keep-stale-seconds", cache.keepStale.map { $0.wholeMilliseconds / 1000 })
+            add("--store-timeout-ms", cache.storeTimeout?.wholeMilliseconds)
+            add("--store-max-pending", cache.storeMaxPending)
         case .network(let network):
             for origin in network.allow { add("--allow", origin) }
             add("--retries", network.retries)

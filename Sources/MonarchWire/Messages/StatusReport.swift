@@ -85,6 +85,66 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var uptimeMs: Int
         /// Its resident memory, for local workers, in bytes.
         public var rssBytes: Int?
+        /// Its shared store (a cache worker on Redis), as it last reported; nil for others.
+        public var store: Store?
+
+        /// A cache worker's shared store (Redis): where it is, whether it is reachable, and
+        /// what was lost while it was not.
+        public struct Store: Codable, Sendable, Equatable {
+            /// Where a worker's connection to its store is.
+            public enum State: String, Codable, Sendable {
+                /// Not connected yet since the worker started.
+                case connecting
+                /// Connected: lookups and writes reach the store.
+                case connected
+                /// Lost, and being tried again with back-off: lookups miss, writes are dropped.
+                case reconnecting
+                /// Closed (the worker is stopping).
+                case closed
+            }
+
+            /// The store, such as `redis://10.0.0.5:6379/0`.
+            public var address: String
+            /// Whether the worker reaches the store.
+            public var state: State
+            /// Whether the worker hears the other workers' changes (its memory stays coherent).
+            public var subscribed: Bool
+            /// Times the connection came back after it was lost.
+            public var reconnects: Int
+            /// Stores and invalidations dropped because the store could not be reached.
+            public var droppedWrites: Int
+            /// Lookups that missed because the store could not be reached.
+            public var unavailableReads: Int
+
+            /// Creates a store entry.
+            public init(address: String, state: State, subscribed: Bool, reconnects: Int, droppedWrites: Int, unavailableReads: Int) {
+                self.address = address
+                self.state = state
+                self.subscribed = subscribed
+                self.reconnects = reconnects
+                self.droppedWrites = droppedWrites
+                self.unavailableReads = unavailableReads
+            }
+
+            /// The store's figures from a cache worker's `status` result (`store`,
+            /// `storeState`, …); nil when the worker has no shared store.
+            public init?(figures: [String: JSONValue]) {
+                guard case .string(let address)? = figures["store"], case .string(let stateName)? = figures["storeState"],
+                    let state = State(rawValue: stateName)
+                else {
+                    return nil
+                }
+                func count(_ key: String) -> Int {
+                    if case .integer(let value)? = figures[key] { return Int(value) }
+                    return 0
+                }
+                var subscribed = false
+                if case .bool(let value)? = figures["storeSubscribed"] { subscribed = value }
+                self.init(
+                    address: address, state: state, subscribed: subscribed, reconnects: count("storeReconnects"),
+                    droppedWrites: count("storeDroppedWrites"), unavailableReads: count("storeUnavailableReads"))
+            }
+        }
 
         /// Creates a worker entry.
         public init(
