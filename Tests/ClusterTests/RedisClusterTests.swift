@@ -1,0 +1,126 @@
+import Foundation
+import Monarch
+import MonarchClient
+import MonarchWire
+import TestOrigins
+import Testing
+
+/// A cluster whose cache worker keeps entries in the Redis at `redisURL`, in front of a bundle
+/// worker standing in for the network: `keep/...` never expires.
+private func redisConfig(_ redisURL: String, password: Bool = false) -> ClusterOptions {
+    let secret = password ? ", password: \"${MONARCH_TEST_REDIS_PASSWORD}\"" : ""
+    return ClusterOptions(custom: """
+        domains:
+          static: [cache, bundle]
+        routes:
+          - match: "keep/..."
+            domain: static
+        workers:
+          cache: { count: 1, store: "\(redisURL)", memory: 8MB, storeTimeout: 3s\(secret) }
+          bundle: { count: 1, root: Bundle }
+
+        """)
+}
+
+private func text(_ result: Result<Response, ChainError>) -> String? {
+    result.success.map { String(decoding: $0.body, as: UTF8.self) }
+}
+
+extension TestCluster {
+    /// The shared stores of the cache workers, as status reports them.
+    func stores() async throws -> [StatusReport.Worker.Store] {
+        try await status().typed.workers.compactMap(\.store)
+    }
+}
+
+/// Several coordinators sharing one Redis store, and a Redis that goes away: real `monarch up`
+/// clusters and a real `redis-server`.
+@Suite("Redis store across coordinators", .serialized)
+struct RedisClusterTests {
+    @Test("A write-back through one coordinator is a hit through another; an invalidation through one drops the other's memory copy")
+    func twoCoordinators() async throws {
+        let redis = try await TestRedis.start()
+        defer { Task { await redis.remove() } }
+        try await TestCluster.with(redisConfig(redis.url())) { first in
+            try await TestCluster.with(redisConfig(redis.url())) { second in
+                try await eventually("both cache workers connected and subscribed") {
+                    let stores = try await first.stores() + second.stores()
+                    return stores.count == 2 && stores.allSatisfy { $0.state == .connected && $0.subscribed }
+                }
+                // Only the first cluster's bundle has the file: the second can answer only
+                // from the shared cache.
+                try first.rewrite("keep/shared.txt", "from the first")
+                let firstClient = try await first.connect()
+                let secondClient = try await second.connect()
+                defer {
+                    Task {
+                        await firstClient.close()
+                        await secondClient.close()
+                    }
+                }
+                #expect(try await perform(firstClient, Request(path: "keep/shared.txt")).success?.source == "bundle")
+                try await first.waitForWriteBacks(1)
+
+                let shared = try await perform(secondClient, Request(path: "keep/shared.txt"))
+                #expect(shared.success?.source == "cache")
+                #expect(text(shared) == "from the first")
+                // Now in the second cache worker's memory too; invalidated through the first.
+                let dropped = try await within(20, "invalidate") { try await firstClient.invalidate(.prefix("GET static keep/")) }
+                #expect(dropped.removed == 1)
+                try await eventually("the second coordinator no longer answers from its cache") {
+                    try await perform(secondClient, Request(path: "keep/shared.txt")).success == nil
+                }
+                // And a new version written back through the first reaches the second.
+                try first.rewrite("keep/shared.txt", "second version")
+                #expect(text(try await perform(firstClient, Request(path: "keep/shared.txt"))) == "second version")
+                try await eventually("the second coordinator answers the new version") {
+                    text(try await perform(secondClient, Request(path: "keep/shared.txt"))) == "second version"
+                }
+            }
+        }
+    }
+
+    @Test("Redis stopped and restarted mid-test: the cluster answers throughout, misses while it is down, hits again after")
+    func redisRestart() async throws {
+        let redis = try await TestRedis.start(password: "pass word")
+        defer { Task { await redis.remove() } }
+        setenv("MONARCH_TEST_REDIS_PASSWORD", "pass word", 1)
+        try await TestCluster.with(redisConfig(redis.url(), password: true)) { cluster in
+            try await eventually("the cache worker connected") { try await cluster.stores().first?.state == .connected }
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            try cluster.rewrite("keep/a.txt", "version 1")
+            #expect(try await perform(client, Request(path: "keep/a.txt")).success?.source == "bundle")
+            try await cluster.waitForWriteBacks(1)
+            #expect(try await perform(client, Request(path: "keep/a.txt")).success?.source == "cache")
+
+            await redis.stop()
+            try await eventually("the store is seen unreachable") {
+                try await cluster.stores().first?.state == .reconnecting
+            }
+            // Memory was emptied when the notifications stopped: the cache misses, the bundle answers.
+            try cluster.rewrite("keep/a.txt", "version 2")
+            for _ in 0..<5 {
+                let answer = try await perform(client, Request(path: "keep/a.txt"), timeout: 10)
+                #expect(answer.success?.source == "bundle")
+                #expect(text(answer) == "version 2")
+            }
+            try await eventually("write-backs are dropped and counted") {
+                (try await cluster.stores().first?.droppedWrites ?? 0) >= 1
+            }
+            #expect((try await cluster.stores().first?.unavailableReads ?? 0) >= 5)
+
+            try await redis.restart()
+            try await eventually("the store is connected again", timeout: 60) {
+                let store = try await cluster.stores().first
+                return store?.state == .connected && store?.subscribed == true
+            }
+            #expect(try await cluster.stores().first?.reconnects == 1)
+            #expect(try await perform(client, Request(path: "keep/a.txt")).success?.source == "bundle")
+            try await eventually("the entry is back in Redis") {
+                try await perform(client, Request(path: "keep/a.txt")).success?.source == "cache"
+            }
+            #expect(try await redis.cli("EXISTS", "monarch:e:GET static keep/a.txt") == "1")
+        }
+    }
+}
