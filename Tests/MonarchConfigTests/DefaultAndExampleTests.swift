@@ -68,6 +68,23 @@ import Testing
         }
     }
 
+    @Test func theSharedComposeConfigurationUsesOneRedis() throws {
+        let shared = try Configuration.load(
+            file: packageRoot + "/Examples/compose/shared.yml", environment: ["MONARCH_TOKEN": "secret", "REDIS_PASSWORD": "pw"])
+        guard case .cache(let cache)? = shared.workers.first(where: { $0.kind == "cache" })?.settings else {
+            Issue.record("no cache pool")
+            return
+        }
+        #expect(cache.store == "redis://redis:6379/0")
+        #expect(cache.password == "pw")
+        #expect(cache.usesRedis)
+        // docker-compose.yml's shared profile runs it twice, beside a Redis.
+        let services = try String(contentsOfFile: packageRoot + "/docker-compose.yml", encoding: .utf8)
+        #expect(services.components(separatedBy: "/srv/monarch/compose/shared.yml").count == 2)
+        #expect(services.contains("coordinator-b:"))
+        #expect(services.contains("profiles: [shared]"))
+    }
+
     @Test func theExampleBundleServesItsFiles() throws {
         let bundle = packageRoot + "/Examples/Bundle"
         let hello = try String(contentsOfFile: bundle + "/hello.txt", encoding: .utf8)

@@ -24,6 +24,16 @@ import Testing
                 == ["--memory-only", "--keep-stale-seconds", "0"])
     }
 
+    @Test("a Redis store is one database every worker shares; its password is never an argument")
+    func redisCache() {
+        let redis = Configuration.WorkerSettings.cache(.init(
+            store: "redis://cache:6379/2", password: "secret", storeTimeout: .milliseconds(1500), storeMaxPending: 64))
+        let expected = ["--store", "redis://cache:6379/2", "--store-timeout-ms", "1500", "--store-max-pending", "64"]
+        #expect(WorkerLaunch.settingArguments(redis, ordinal: 1) == expected)
+        #expect(WorkerLaunch.settingArguments(redis, ordinal: 3) == expected)
+        #expect(!WorkerLaunch.settingArguments(redis).contains("secret"))
+    }
+
     @Test("every network setting becomes its flag, durations in milliseconds")
     func network() {
         #expect(WorkerLaunch.settingArguments(.network(.init())) == [])
