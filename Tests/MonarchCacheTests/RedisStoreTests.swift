@@ -84,6 +84,9 @@ struct RedisStoreTests {
             // Many more, so the scan takes several cursors.
             for index in 0..<2500 { try await first.store(textResponse("x"), under: "GET api many/\(index)") }
             try await waitUntil(.seconds(60)) { secondStore.statusFigures["storeNotifications"] == .integer(2506) }
+            if secondStore.statusFigures["storeNotifications"] != .integer(2506) {
+                Issue.record("figures \(secondStore.statusFigures); warnings \(fixture.logs.messages(at: .warning))")
+            }
             // The second worker holds users/1 in memory.
             #expect(await second.perform(cacheRequest("GET api users/1")).response != nil)
             #expect(second.memoryUsage.entries == 1)
