@@ -7,9 +7,9 @@ import Testing
 
 /// A cluster whose cache worker keeps entries in the Redis at `redisURL`, in front of a bundle
 /// worker standing in for the network: `keep/...` never expires.
-private func redisConfig(_ redisURL: String, password: Bool = false) -> ClusterOptions {
+private func redisConfig(_ redisURL: String, password: Bool = false, metrics: Bool = false) -> ClusterOptions {
     let secret = password ? ", password: \"${MONARCH_TEST_REDIS_PASSWORD}\"" : ""
-    return ClusterOptions(custom: """
+    return ClusterOptions(custom: (metrics ? "metrics: tcp:127.0.0.1:0\n" : "") + """
         domains:
           static: [cache, bundle]
         routes:
@@ -85,7 +85,7 @@ struct RedisClusterTests {
         let redis = try await TestRedis.start(password: "pass word")
         defer { Task { await redis.remove() } }
         setenv("MONARCH_TEST_REDIS_PASSWORD", "pass word", 1)
-        try await TestCluster.with(redisConfig(redis.url(), password: true)) { cluster in
+        try await TestCluster.with(redisConfig(redis.url(), password: true, metrics: true)) { cluster in
             try await eventually("the cache worker connected") { try await cluster.stores().first?.state == .connected }
             let client = try await cluster.connect()
             defer { Task { await client.close() } }
@@ -109,6 +109,14 @@ struct RedisClusterTests {
                 (try await cluster.stores().first?.droppedWrites ?? 0) >= 1
             }
             #expect((try await cluster.stores().first?.unavailableReads ?? 0) >= 5)
+            // `monarch status` and the metrics say so.
+            let table = try await Spawned.run(Executables.monarch, ["status", "--address", "\(cluster.clientAddress)"])
+            let text = String(decoding: table.stdout, as: UTF8.self)
+            #expect(text.contains("STORE") && text.contains("reconnecting"))
+            let samples = try await storeSamples(cluster)
+            #expect(samples["monarch_cache_store_workers{kind=cache,state=unreachable}"] == 1)
+            #expect(samples["monarch_cache_store_workers{kind=cache,state=connected}"] == 0)
+            #expect((samples["monarch_cache_store_dropped_writes_total{kind=cache}"] ?? 0) >= 1)
 
             try await redis.restart()
             try await eventually("the store is connected again", timeout: 60) {
@@ -121,6 +129,25 @@ struct RedisClusterTests {
                 try await perform(client, Request(path: "keep/a.txt")).success?.source == "cache"
             }
             #expect(try await redis.cli("EXISTS", "monarch:e:GET static keep/a.txt") == "1")
+            #expect(try await storeSamples(cluster)["monarch_cache_store_workers{kind=cache,state=connected}"] == 1)
         }
     }
+}
+
+/// The cache store's metrics the cluster serves, by `name{labels}`.
+private func storeSamples(_ cluster: TestCluster) async throws -> [String: Double] {
+    let url = try await cluster.metricsURL()
+    let summary = try await python("""
+        import json, sys, urllib.request
+        from prometheus_client.parser import text_string_to_metric_families
+        text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+        samples = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name.startswith("monarch_cache_store"):
+                    labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+                    samples[f"{sample.name}{{{labels}}}"] = sample.value
+        print(json.dumps(samples))
+        """, [url])
+    return try JSONDecoder().decode([String: Double].self, from: Data(summary.utf8))
 }

@@ -183,8 +183,10 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             status: response.status, headers: Response.lowercasedHeaderNames(response.headers), body: response.body,
             storedAtMs: clock.nowMs,
             ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) })
+        let reachable = store?.isReachable ?? true
         let write = state.withLock { state -> StoreOperation? in
-            state.memory.put(key, entry)
+            // Not kept in memory alone while the store is unreachable: the store drops it.
+            if reachable { state.memory.put(key, entry) } else { state.memory.remove(key) }
             state.touch(key)
             return store?.enqueue(.put(entry, key: key))
         }

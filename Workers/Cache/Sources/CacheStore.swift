@@ -12,6 +12,11 @@ package protocol CacheStore: Sendable {
     /// operation to await. Never blocks.
     func enqueue(_ work: StoreOperation.Work) -> StoreOperation
 
+    /// Whether the store can be reached now, as far as it knows; a write-back to a store that
+    /// cannot is not kept in memory either (it would be the only copy, unseen by the workers
+    /// sharing the store). True by default.
+    var isReachable: Bool { get }
+
     /// Runs what was queued so far (or gives up on it), then closes; later operations fail.
     func close() async
 
@@ -39,6 +44,9 @@ package enum StoreChange: Sendable, Equatable {
 extension CacheStore {
     /// No figures.
     package var statusFigures: [String: JSONValue] { [:] }
+
+    /// Always reachable (a file).
+    package var isReachable: Bool { true }
 
     /// Nothing to observe: no other worker changes the store.
     package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {}

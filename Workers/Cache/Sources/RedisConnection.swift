@@ -184,13 +184,13 @@ final class RedisConnection: @unchecked Sendable {
     private func connect() {
         guard phase != .closed else { return }
         let host = address.host
-        if Self.isNumericAddress(host) {
+        if RedisHost.isNumericAddress(host) {
             connect(to: host)
             return
         }
         // getaddrinfo blocks: it runs on the loop's thread pool, never on the loop thread.
         Task {
-            let resolved = try? await loop.runOnThreadPool { Self.resolve(host) }
+            let resolved = try? await loop.runOnThreadPool { RedisHost.resolve(host) }
             loop.execute {
                 guard self.phase != .closed else { return }
                 switch resolved {
@@ -350,39 +350,6 @@ final class RedisConnection: @unchecked Sendable {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
     }
-
-    private static func isNumericAddress(_ host: String) -> Bool {
-        var buffer = in6_addr()
-        return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
-    }
-
-    /// The first address `host` resolves to, as text. Blocks: thread pool only.
-    private static func resolve(_ host: String) -> Result<String, RedisAddressError> {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, nil, &hints, &list)
-        guard status == 0, let first = list else {
-            return .failure(RedisAddressError(String(cString: gai_strerror(status))))
-        }
-        defer { freeaddrinfo(list) }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let ok: Bool
-        if first.pointee.ai_family == AF_INET6 {
-            ok = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-                var raw = address.pointee.sin6_addr
-                return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil
-            }
-        } else {
-            ok = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
-                var raw = address.pointee.sin_addr
-                return inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil
-            }
-        }
-        guard ok else { return .failure(RedisAddressError("no usable address")) }
-        return .success(text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
-    }
 }
 
 /// A command awaiting its reply.
@@ -401,28 +368,5 @@ private final class RedisCommand {
         let completion = self.completion
         self.completion = nil
         completion?(reply)
-    }
-}
-
-/// How a Redis store talks to Redis: timeouts, back-off and the bound on commands in flight.
-public struct RedisSettings: Sendable, Equatable {
-    /// How long a connect or a command may take before the connection is dropped (and an idle
-    /// connection's ping interval), in milliseconds.
-    public var timeoutMs: UInt64
-    /// The most commands awaiting replies on the command connection; more are refused at
-    /// once (a read misses, a write is dropped and counted).
-    public var maxPending: Int
-    /// The first wait before connecting again, in milliseconds; it doubles up to
-    /// ``backoffMaxMs``.
-    public var backoffMinMs: UInt64
-    /// The longest wait before connecting again, in milliseconds.
-    public var backoffMaxMs: UInt64
-
-    /// Settings; the defaults are the worker's.
-    public init(timeoutMs: UInt64 = 1000, maxPending: Int = 4096, backoffMinMs: UInt64 = 50, backoffMaxMs: UInt64 = 2000) {
-        self.timeoutMs = max(1, timeoutMs)
-        self.maxPending = max(1, maxPending)
-        self.backoffMinMs = max(1, backoffMinMs)
-        self.backoffMaxMs = max(self.backoffMinMs, backoffMaxMs)
     }
 }

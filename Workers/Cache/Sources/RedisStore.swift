@@ -40,12 +40,12 @@ public final class RedisStore: CacheStore, Sendable {
     private let channel: String
     /// Tells this worker's own notifications from other workers'.
     private let sender: String
-    private let connections: LoopBound<Connections>
+    let connections: LoopBound<Connections>
     private let figures = Mutex(Figures())
     private let changeHandler = Mutex<(@Sendable (StoreChange) -> Void)?>(nil)
     private let logger: Logger
 
-    private struct Connections {
+    struct Connections {
         var commands: RedisConnection
         var notifications: RedisConnection
     }
@@ -59,7 +59,7 @@ public final class RedisStore: CacheStore, Sendable {
         var notifications = 0
     }
 
-    private static let entryPrefix: [UInt8] = Array("monarch:e:".utf8)
+    static let entryPrefix: [UInt8] = Array("monarch:e:".utf8)
 
     /// Starts connecting to `address` (authenticating with `password` when given) on `loop`.
     /// Returns at once: a Redis that is down now is tried again with back-off, and meanwhile
@@ -148,6 +148,11 @@ public final class RedisStore: CacheStore, Sendable {
         ]
     }
 
+    /// Whether the command connection is up.
+    package var isReachable: Bool {
+        figures.withLock { $0.state == .connected }
+    }
+
     /// Reports other workers' changes to `handler`; see ``CacheStore/observeChanges(_:)``.
     package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {
         changeHandler.withLock { $0 = handler }
@@ -219,60 +224,16 @@ public final class RedisStore: CacheStore, Sendable {
         if !sent { unavailable(operation, commands.unavailableReason) }
     }
 
-    private func unavailable(_ operation: StoreOperation, _ reason: String) {
+    func unavailable(_ operation: StoreOperation, _ reason: String) {
         figures.withLock { figures in
             if operation.work.isWrite { figures.droppedWrites += 1 } else { figures.unavailableReads += 1 }
         }
         operation.finish(.unavailable(reason))
     }
 
-    /// One step of a prefix invalidation: `SCAN` from `cursor`, `DEL` what it found, and on
-    /// to the next cursor until Redis returns to 0.
-    private func scan(prefix: String, cursor: String, found: Set<String>, operation: StoreOperation) {
-        let pattern = Self.entryPrefix + Self.globEscaped(prefix) + Array("*".utf8)
-        let arguments = [
-            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern, Array("COUNT".utf8), Array("1000".utf8),
-        ]
-        let commands = connections.value.commands
-        let sent = commands.send(arguments) { reply in
-            guard let reply else {
-                return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
-            }
-            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].text, case .array(let keys) = parts[1]
-            else {
-                if case .error(let message) = reply { return operation.finish(.refused("Redis at \(self.address): \(message)")) }
-                return operation.finish(.refused("Redis at \(self.address) answered SCAN with an unexpected reply"))
-            }
-            let rawKeys = keys.compactMap { reply -> [UInt8]? in
-                if case .string(let bytes) = reply { return bytes }
-                return nil
-            }
-            var found = found
-            for raw in rawKeys { found.insert(String(decoding: raw.dropFirst(Self.entryPrefix.count), as: UTF8.self)) }
-            let finished = next == "0"
-            let afterDelete = {
-                if finished {
-                    self.publish(.prefix(prefix))
-                    operation.finish(.keys(Array(found)))
-                } else {
-                    self.scan(prefix: prefix, cursor: next, found: found, operation: operation)
-                }
-            }
-            guard !rawKeys.isEmpty else { return afterDelete() }
-            let deleted = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
-                guard reply != nil else {
-                    return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
-                }
-                afterDelete()
-            }
-            if !deleted { self.unavailable(operation, commands.unavailableReason) }
-        }
-        if !sent { unavailable(operation, commands.unavailableReason) }
-    }
-
     /// Publishes a change for the other workers (best effort: a worker that misses it empties
     /// its memory when its subscription comes back).
-    private func publish(_ target: InvalidateMessage.Target) {
+    func publish(_ target: InvalidateMessage.Target) {
         let (kind, text) = switch target {
         case .key(let key): ("k", key)
         case .prefix(let prefix): ("p", prefix)
@@ -327,19 +288,5 @@ public final class RedisStore: CacheStore, Sendable {
         guard let ttlMs = entry.ttlMs else { return nil }
         let (total, overflow) = ttlMs.addingReportingOverflow(keepStaleMs)
         return overflow ? nil : max(1, total)
-    }
-
-    /// `text`'s bytes with Redis's glob characters (`*`, `?`, `[`, `]`, `\`) escaped.
-    static func globEscaped(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
-                || byte == UInt8(ascii: "\\")
-            {
-                bytes.append(UInt8(ascii: "\\"))
-            }
-            bytes.append(byte)
-        }
-        return bytes
     }
 }

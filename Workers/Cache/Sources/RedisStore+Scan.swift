@@ -1,0 +1,62 @@
+import MonarchWire
+
+// Prefix invalidation on Redis: `SCAN` cursor by cursor, never `KEYS` (see ``RedisStore``).
+extension RedisStore {
+    /// One step of a prefix invalidation: `SCAN` from `cursor`, `DEL` what it found, and on
+    /// to the next cursor until Redis returns to 0.
+    func scan(prefix: String, cursor: String, found: Set<String>, operation: StoreOperation) {
+        let pattern = Self.entryPrefix + Self.globEscaped(prefix) + Array("*".utf8)
+        let arguments = [
+            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern, Array("COUNT".utf8), Array("1000".utf8),
+        ]
+        let commands = connections.value.commands
+        let sent = commands.send(arguments) { reply in
+            guard let reply else {
+                return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
+            }
+            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].text, case .array(let keys) = parts[1]
+            else {
+                if case .error(let message) = reply { return operation.finish(.refused("Redis at \(self.address): \(message)")) }
+                return operation.finish(.refused("Redis at \(self.address) answered SCAN with an unexpected reply"))
+            }
+            let rawKeys = keys.compactMap { reply -> [UInt8]? in
+                if case .string(let bytes) = reply { return bytes }
+                return nil
+            }
+            var found = found
+            for raw in rawKeys { found.insert(String(decoding: raw.dropFirst(Self.entryPrefix.count), as: UTF8.self)) }
+            let finished = next == "0"
+            let afterDelete = {
+                if finished {
+                    self.publish(.prefix(prefix))
+                    operation.finish(.keys(Array(found)))
+                } else {
+                    self.scan(prefix: prefix, cursor: next, found: found, operation: operation)
+                }
+            }
+            guard !rawKeys.isEmpty else { return afterDelete() }
+            let deleted = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
+                guard reply != nil else {
+                    return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
+                }
+                afterDelete()
+            }
+            if !deleted { self.unavailable(operation, commands.unavailableReason) }
+        }
+        if !sent { unavailable(operation, commands.unavailableReason) }
+    }
+
+    /// `text`'s bytes with Redis's glob characters (`*`, `?`, `[`, `]`, `\`) escaped.
+    static func globEscaped(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+                || byte == UInt8(ascii: "\\")
+            {
+                bytes.append(UInt8(ascii: "\\"))
+            }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+}
