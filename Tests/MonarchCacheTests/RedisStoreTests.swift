@@ -132,6 +132,27 @@ struct RedisStoreTests {
         }
     }
 
+    @Test("idle connections stay up: the command connection answers its pings, the subscription is not pinged")
+    func idleConnections() async throws {
+        let redis = try await TestRedis.start()
+        defer { Task { await redis.remove() } }
+        try await withCacheFixture { fixture in
+            let settings = RedisSettings(timeoutMs: 400)
+            let (first, firstStore) = try await redisProvider(fixture, redis, settings: settings)
+            let (second, secondStore) = try await redisProvider(fixture, redis, settings: settings)
+            // Ten timeouts of silence.
+            try await Task.sleep(for: .seconds(4))
+            try await first.store(textResponse("v"), under: "k")
+            try await waitUntil { secondStore.statusFigures["storeNotifications"] == .integer(1) }
+            #expect(await second.perform(cacheRequest("k")).response != nil)
+            // However loaded the machine, a subscription is never dropped for want of an answer.
+            let silentDrops = fixture.logs.messages(at: .warning).filter { $0.contains("notifications connection") && $0.contains("no answer") }
+            #expect(silentDrops.isEmpty)
+            await firstStore.close()
+            await secondStore.close()
+        }
+    }
+
     @Test("Redis stopped: lookups miss at once, writes are dropped and counted; restarted: hits again")
     func redisRestart() async throws {
         let redis = try await TestRedis.start()

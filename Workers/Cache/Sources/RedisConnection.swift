@@ -19,8 +19,10 @@ import Glibc
 /// - **Never waits for Redis.** ``send(_:completion:)`` refuses at once (returns false) while
 ///   the connection is down or ``RedisSettings/maxPending`` commands await replies. A command
 ///   not answered within ``RedisSettings/timeoutMs`` drops the connection: its commands and
-///   every one after it complete with nil. An idle connection is pinged every
-///   ``RedisSettings/timeoutMs`` so that a silent Redis is noticed too.
+///   every one after it complete with nil. An idle command connection is pinged every
+///   ``RedisSettings/timeoutMs`` so that a silent Redis is noticed too. A subscribed one is
+///   not (hiredis 0.14 does not hand a subscribed connection's `PING` reply to its callback);
+///   its owner drops it when the command connection to the same Redis is lost.
 /// - **Commands in argv form** (`redisAsyncCommandArgv`): binary-safe, nothing formatted.
 ///
 /// Loop thread only (it is `Sendable` so that it can be created from a task and then used on
@@ -39,6 +41,7 @@ final class RedisConnection: @unchecked Sendable {
     private let settings: RedisSettings
     private let logger: Logger
     private let selectsDatabase: Bool
+    private let pingsWhenIdle: Bool
 
     private(set) var phase = Phase.connecting {
         didSet { if phase != oldValue { onPhaseChange?() } }
@@ -65,16 +68,18 @@ final class RedisConnection: @unchecked Sendable {
     /// Called for each message pushed on a subscription.
     var onPush: ((RedisReply) -> Void)?
 
-    /// A connection to `address`; `selectsDatabase` sends `SELECT` (not needed for pub/sub,
-    /// whose channels every database shares). Call ``start()`` on the loop.
+    /// A connection to `address` for commands, or (`forSubscriptions`) for a subscription:
+    /// that one sends no `SELECT` (channels are shared by every database) and no idle `PING`.
+    /// Call ``start()`` on the loop.
     init(
-        address: RedisAddress, password: String?, role: String, selectsDatabase: Bool, settings: RedisSettings,
+        address: RedisAddress, password: String?, role: String, forSubscriptions: Bool, settings: RedisSettings,
         loop: EventLoop, logger: Logger
     ) {
         self.address = address
         self.password = password
         self.role = role
-        self.selectsDatabase = selectsDatabase
+        self.selectsDatabase = !forSubscriptions
+        self.pingsWhenIdle = !forSubscriptions
         self.settings = settings
         self.loop = loop
         self.logger = logger
@@ -303,7 +308,7 @@ final class RedisConnection: @unchecked Sendable {
         reap()
         if let first = pending.first, now >= first.deadlineMs {
             drop(because: "no answer within \(settings.timeoutMs) ms")
-        } else if ready, pending.isEmpty, now >= lastSentMs + settings.timeoutMs {
+        } else if pingsWhenIdle, ready, pending.isEmpty, now >= lastSentMs + settings.timeoutMs {
             send([Array("PING".utf8)]) { _ in }
         }
     }

@@ -81,10 +81,10 @@ public final class RedisStore: CacheStore, Sendable {
             LoopBound(
                 Connections(
                     commands: RedisConnection(
-                        address: address, password: password, role: "commands", selectsDatabase: true,
+                        address: address, password: password, role: "commands", forSubscriptions: false,
                         settings: settings, loop: loop, logger: logger),
                     notifications: RedisConnection(
-                        address: address, password: password, role: "notifications", selectsDatabase: false,
+                        address: address, password: password, role: "notifications", forSubscriptions: true,
                         settings: settings, loop: loop, logger: logger)),
                 loop: loop)
         }
