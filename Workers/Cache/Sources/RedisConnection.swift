@@ -93,7 +93,7 @@ final class RedisConnection: @unchecked Sendable {
         let watchdog = try LoopTimer(on: loop)
         self.watchdog = watchdog
         let interval = max(10, settings.timeoutMs / 4)
-        watchdog.start(afterMs: interval, repeatMs: interval) { [unowned self] in self.check() }
+        watchdog.start(afterMs: interval, repeatMs: interval) { [weak self] in self?.check() }
         connect()
     }
 
@@ -169,7 +169,8 @@ final class RedisConnection: @unchecked Sendable {
         }
     }
 
-    /// Closes the connection for good; its commands complete with nil. Loop thread only.
+    /// Closes the connection for good; its commands complete with nil, and its callbacks
+    /// are let go. Loop thread only.
     func close() {
         loop.preconditionInEventLoop()
         guard phase != .closed else { return }
@@ -182,6 +183,10 @@ final class RedisConnection: @unchecked Sendable {
             redisAsyncFree(context)
         }
         pending.removeAll()
+        onPhaseChange = nil
+        onConnected = nil
+        onLost = nil
+        onPush = nil
     }
 
     // MARK: - Connecting
@@ -231,9 +236,8 @@ final class RedisConnection: @unchecked Sendable {
             RedisConnection.owner(of: context)?.disconnected(status: status)
         }
         self.context = context
-        retryTimer?.start(afterMs: settings.timeoutMs) { [unowned self] in
-            self.drop(because: "no connection within \(self.settings.timeoutMs) ms")
-        }
+        let timeoutMs = settings.timeoutMs
+        retryTimer?.start(afterMs: timeoutMs) { [weak self] in self?.drop(because: "no connection within \(timeoutMs) ms") }
     }
 
     private func connected(status: Int32) {
@@ -252,11 +256,12 @@ final class RedisConnection: @unchecked Sendable {
         phase = .connected
         logger.info("Redis \(role) connection to \(address) is up")
         if let password {
-            send([Array("AUTH".utf8), Array(password.utf8)]) { [unowned self] reply in self.checkHandshake(reply, "AUTH") }
+            send([Array("AUTH".utf8), Array(password.utf8)]) { [weak self] reply in self?.checkHandshake(reply, "AUTH") }
         }
         if selectsDatabase && address.database != 0 {
-            send([Array("SELECT".utf8), Array(String(address.database).utf8)]) { [unowned self] reply in
-                self.checkHandshake(reply, "SELECT \(self.address.database)")
+            let database = address.database
+            send([Array("SELECT".utf8), Array(String(database).utf8)]) { [weak self] reply in
+                self?.checkHandshake(reply, "SELECT \(database)")
             }
         }
         onConnected?()
@@ -292,7 +297,7 @@ final class RedisConnection: @unchecked Sendable {
         phase = everConnected ? .reconnecting : .connecting
         let delay = backoffMs
         backoffMs = min(settings.backoffMaxMs, backoffMs * 2)
-        retryTimer?.start(afterMs: delay) { [unowned self] in self.connect() }
+        retryTimer?.start(afterMs: delay) { [weak self] in self?.connect() }
     }
 
     // MARK: - Watching

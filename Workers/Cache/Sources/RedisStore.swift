@@ -95,21 +95,23 @@ public final class RedisStore: CacheStore, Sendable {
     private func startConnections() throws {
         let commands = connections.value.commands
         let notifications = connections.value.notifications
-        commands.onPhaseChange = { [unowned self] in self.noteState() }
-        commands.onLost = {
+        // The callbacks hold the store weakly, and the connections drop them when closed.
+        commands.onPhaseChange = { [weak self] in self?.noteState() }
+        commands.onLost = { [weak notifications] in
             // A Redis that stopped answering commands has most likely stopped pushing too.
-            notifications.drop(because: "the command connection was lost")
+            notifications?.drop(because: "the command connection was lost")
         }
-        notifications.onConnected = { [unowned self] in
+        notifications.onConnected = { [weak self, weak notifications] in
+            guard let self, let notifications else { return }
             if !notifications.subscribe(self.channel) {
                 self.logger.error("cannot subscribe to \(self.channel) on \(self.address)")
             }
         }
-        notifications.onLost = { [unowned self] in
-            self.figures.withLock { $0.subscribed = false }
-            self.report(.mayHaveMissedChanges)
+        notifications.onLost = { [weak self] in
+            self?.figures.withLock { $0.subscribed = false }
+            self?.report(.mayHaveMissedChanges)
         }
-        notifications.onPush = { [unowned self] reply in self.received(reply) }
+        notifications.onPush = { [weak self] reply in self?.received(reply) }
         try commands.start()
         try notifications.start()
     }
