@@ -120,7 +120,7 @@ public final class TestRedis: Sendable {
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let ping = Array("PING\r\n".utf8)
-        guard write(fd, ping, ping.count) == ping.count else { return false }
+        guard send(fd, ping, ping.count, Int32(MSG_NOSIGNAL)) == ping.count else { return false }
         var reply = [UInt8](repeating: 0, count: 64)
         let count = read(fd, &reply, reply.count)
         guard count > 0 else { return false }

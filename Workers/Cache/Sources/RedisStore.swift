@@ -65,11 +65,16 @@ public final class RedisStore: CacheStore, Sendable {
     /// Returns at once: a Redis that is down now is tried again with back-off, and meanwhile
     /// every read misses. Call ``close()`` before the loop shuts down.
     ///
+    /// The process ignores SIGPIPE from then on (as Monarch's processes do anyway): hiredis
+    /// writes with `write(2)`, and a Redis that went away must be an error, not the end of
+    /// the process.
+    ///
     /// - Throws: when the loop's timers cannot be created, or the loop has shut down.
     public init(
         address: RedisAddress, password: String?, settings: RedisSettings = RedisSettings(),
         keepStale: Duration, on loop: EventLoop, logger: Logger
     ) async throws {
+        signal(SIGPIPE, SIG_IGN)
         self.address = address
         self.loop = loop
         self.logger = logger
