@@ -87,6 +87,12 @@ struct RedisClusterTests {
         setenv("MONARCH_TEST_REDIS_PASSWORD", "pass word", 1)
         try await TestCluster.with(redisConfig(redis.url(), password: true, metrics: true)) { cluster in
             try await eventually("the cache worker connected") { try await cluster.stores().first?.state == .connected }
+            // The password reached the worker in its environment, not on its command line.
+            let cachePid = try #require(try await cluster.status().typed.workers.first { $0.kind == "cache" }?.pid)
+            let commandLine = try #require(FileManager.default.contents(atPath: "/proc/\(cachePid)/cmdline"))
+            let arguments = commandLine.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            #expect(arguments.contains(redis.url()))
+            #expect(!arguments.contains { $0.contains("pass word") })
             let client = try await cluster.connect()
             defer { Task { await client.close() } }
             try cluster.rewrite("keep/a.txt", "version 1")

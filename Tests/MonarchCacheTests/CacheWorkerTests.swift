@@ -62,6 +62,27 @@ import Testing
             await store.close()
         }
     }
+    /// A `--store` the worker cannot use — TLS, a password in the address, an unknown scheme —
+    /// is refused before it starts, saying why.
+    @Test(.timeLimit(.minutes(1)))
+    func theWorkerRefusesRedisAddressesItCannotUse() async throws {
+        let executable = ProcessSetup.executableDirectory + "/monarch-cache-worker"
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "build the worker first: \(executable)")
+        let cases = [
+            ("rediss://cache:6379/0", "has no TLS"), ("redis://:secret@cache:6379/0", "MONARCH_REDIS_PASSWORD"),
+            ("redis://cache:99999/0", "a port from 1 to 65535"), ("memcached://cache", "sqlite:PATH or redis://HOST:PORT/DB"),
+        ]
+        for (store, reason) in cases {
+            let worker = try SpawnedProcess(
+                executable: executable, arguments: ["--coordinator", "unix:/nonexistent/coordinator.sock", "--store", store],
+                standardOutput: .collect, standardError: .standardOutput)
+            let exit = try await worker.waitForExit(timeout: .seconds(30))
+            while !worker.standardOutput.isClosed { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(exit != nil && exit != .exited(0))
+            #expect(worker.standardOutput.text.contains(reason), "\(store): \(worker.standardOutput.text)")
+        }
+    }
+
     /// A `--store` naming another application's database: the worker says so, naming the
     /// file, exits non-zero at once, and leaves the file as it was.
     @Test(.timeLimit(.minutes(1)))
