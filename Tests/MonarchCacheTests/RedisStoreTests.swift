@@ -132,6 +132,37 @@ struct RedisStoreTests {
         }
     }
 
+    @Test("many stores and lookups at once, through two workers, all complete with what was stored")
+    func concurrentTraffic() async throws {
+        let redis = try await TestRedis.start()
+        defer { Task { await redis.remove() } }
+        try await withCacheFixture { fixture in
+            let (first, firstStore) = try await redisProvider(fixture, redis)
+            let (second, secondStore) = try await redisProvider(fixture, redis, memoryBytes: 0)
+            let failures = await withTaskGroup(of: Int.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        do {
+                            try await first.store(textResponse("value \(index)"), under: "key \(index)")
+                        } catch {
+                            return 1
+                        }
+                        let read = await second.perform(cacheRequest("key \(index)")).response?.body
+                        return read == Data("value \(index)".utf8) ? 0 : 1
+                    }
+                }
+                var failures = 0
+                for await failure in group { failures += failure }
+                return failures
+            }
+            #expect(failures == 0)
+            #expect(try await redis.cli("DBSIZE") == "200")
+            #expect(firstStore.statusFigures["storeDroppedWrites"] == .integer(0))
+            await firstStore.close()
+            await secondStore.close()
+        }
+    }
+
     @Test("idle connections stay up: the command connection answers its pings, the subscription is not pinged")
     func idleConnections() async throws {
         let redis = try await TestRedis.start()
