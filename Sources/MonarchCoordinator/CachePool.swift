@@ -82,7 +82,12 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
             case .result?: stores += 1
             case .failure(let failure)?:
                 storeFailures += 1
-                logger.warning("\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code)): \(LogText.sanitized(failure.error.message))")
+                // A shared store that is down drops every write-back: the worker counts them
+                // (status, metrics) and logs the outage once, so they are not logged one by one.
+                let level: Logger.Level = failure.error.code == "storeUnavailable" ? .debug : .warning
+                logger.log(
+                    level: level,
+                    "\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code)): \(LogText.sanitized(failure.error.message))")
             default:
                 storeFailures += 1
                 logger.warning("\(worker.id) was lost before it acknowledged keeping \(key)")
