@@ -115,7 +115,7 @@ struct FairnessTests {
             // The worker ran out of the short budget it was given, as a network worker would.
             worker.fail(first.id, code: "timeout", "no answer within the budget")
             let second = try await within(10, "the request asked again") { try await worker.nextRequest() }
-            #expect((second.deadlineMs ?? 0) > 5_000, "the second ask carries the patient client's budget")
+            #expect((second.deadlineMs ?? 0) > 1_000, "the second ask carries the patient client's budget, not the hasty one's 600 ms")
             worker.respond(second.id, "worth the wait")
             #expect(text(await patientAnswer.value) == "worth the wait")
         }
