@@ -163,6 +163,12 @@ valid("invalidate-key", "Drop one cache entry.",
       msg({"type": "invalidate", "id": 3, "key": "users/1"}))
 valid("invalidate-prefix", "Drop every cache entry whose key starts with users/.",
       msg({"type": "invalidate", "id": 4, "prefix": "users/"}))
+valid("invalidate-tag", "Drop every cache entry an upstream tagged user-1.",
+      msg({"type": "invalidate", "id": 5, "tag": "user-1"}))
+valid("invalidate-path", "Drop the entries of the resource path users/1 (resolved through the routes), in its route's domain.",
+      msg({"type": "invalidate", "id": 6, "path": "users/1"}))
+valid("invalidate-path-prefix", "Drop the entries of every path starting with users/ in the domain api.",
+      msg({"type": "invalidate", "id": 7, "pathPrefix": "users/", "domain": "api"}))
 valid("status", "Ask the coordinator for its status report.",
       msg({"type": "status", "id": 5}))
 valid("scale", "Ask the coordinator to run four network workers.",
@@ -316,6 +322,8 @@ invalid("header-value-not-string", "Header values are strings.", "invalidField",
         bad(compact({"type": "response", "id": 1, "status": 200, "headers": {"content-length": 5}})))
 invalid("invalidate-key-and-prefix", "An invalidate with both key and prefix.", "invalidField",
         bad(compact({"type": "invalidate", "id": 1, "key": "users/1", "prefix": "users/"})))
+invalid("invalidate-path-and-tag", "An invalidate with both path and tag.", "invalidField",
+        bad(compact({"type": "invalidate", "id": 1, "path": "users/1", "tag": "user-1"})))
 invalid("scale-count-negative", "A negative worker count.", "invalidField",
         bad(compact({"type": "scale", "id": 1, "kind": "network", "count": -1})))
 invalid("hello-role-admin", "A role that does not exist.", "invalidField",

@@ -123,21 +123,19 @@ public final class MonarchClient: Sendable {
         }
     }
 
-    /// Drops cached entries on every cache worker: the one under an exact key, or every key
-    /// starting with a prefix. Keys read `METHOD domain path?sorted-query`, such as
-    /// `GET api users/1`.
+    /// Drops cached entries on every cache worker: by resource path (resolved through the
+    /// coordinator's routes), path prefix, tag, exact key or key prefix (see ``CacheTarget``;
+    /// ``invalidate(path:domain:)`` and its siblings say it shorter). Keys read
+    /// `METHOD domain path?sorted-query`, such as `GET api users/1` (``CacheKey``).
     ///
-    /// - Returns: how many entries were removed, and on how many workers.
-    /// - Throws: ``MonarchClientError/adminFailed(_:)`` when no cache worker is connected or
-    ///   one did not answer.
+    /// - Returns: how many entries were removed (0 when nothing was cached under the target),
+    ///   on how many workers, and what the target resolved to.
+    /// - Throws: ``MonarchClientError/adminFailed(_:)`` when no route matches a path, no cache
+    ///   worker is connected or one did not answer.
     public func invalidate(_ target: InvalidateMessage.Target) async throws(MonarchClientError) -> Invalidation {
         switch try await exchange({ id in .invalidate(InvalidateMessage(id: id, target: target)) }) {
         case .result(let result):
-            func count(_ name: String) -> Int {
-                if case .integer(let value)? = result.data?[name] { return Int(value) }
-                return 0
-            }
-            return Invalidation(removed: count("removed"), workers: count("workers"))
+            return Invalidation(result)  // wt-keys: the report parsed in Invalidation.swift (with `targets`)
         case .failure(let failure): throw .adminFailed("\(failure.error.code): \(failure.error.message)")
         case let other: throw .connectionLost("unexpected \(other.type) in answer to invalidate")
         }

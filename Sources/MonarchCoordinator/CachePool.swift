@@ -108,6 +108,7 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
             switch invalidation.target {
             case .key(let invalidatedKey): return invalidatedKey == key
             case .prefix(let prefix): return key.utf8.starts(with: prefix.utf8)
+            case .tag, .path, .pathPrefix: return false
             }
         }
     }

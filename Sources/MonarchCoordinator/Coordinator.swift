@@ -33,13 +33,13 @@ public final class Coordinator: @unchecked Sendable {
     let logger: Logger
     /// The bounds the coordinator keeps.
     var limits: Configuration.Limits { configuration.limits }
-    private let router: Router<RouteOptions>
+    let router: Router<RouteOptions>
     /// Paths seen lately, parsed and routed.
     private let routes = RouteCache()
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
     /// Chains by domain name, in the configured order.
-    private let chains: [String: [WorkerPool]]
+    let chains: [String: [WorkerPool]]
     let flights: FlightTable
     private var listeners: [Listener] = []
     var clients: [Int: ClientSession] = [:]

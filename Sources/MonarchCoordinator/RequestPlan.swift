@@ -65,7 +65,7 @@ struct RequestPlan {
             throw ChainError(.invalidPath, "invalid path \(LogText.quoted(routed.encoded)): \(error.message)")
         }
         let method = message.method ?? "GET"
-        let key = RequestKey.make(method: method, domain: domain, encodedPath: routed.encoded, query: query)
+        let key = CacheKey(method: method, domain: domain, encodedPath: routed.encoded, query: query).rawValue
         var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(

@@ -45,56 +45,6 @@ public struct StoreMessage: Codable, Sendable, Equatable {
     }
 }
 
-/// Drops cached entries: one key, or every key that starts with a prefix.
-public struct InvalidateMessage: Codable, Sendable, Equatable {
-    /// Which entries to drop.
-    public enum Target: Sendable, Equatable {
-        /// Exactly this key.
-        case key(String)
-        /// Every key starting with this prefix.
-        case prefix(String)
-    }
-
-    /// The exchange's id; answered by a ``ResultMessage``.
-    public var id: MessageID
-    /// Which entries to drop.
-    public var target: Target
-
-    /// Creates an invalidate message.
-    public init(id: MessageID, target: Target) {
-        self.id = id
-        self.target = target
-    }
-
-    private enum CodingKeys: String, CodingKey { case id, key, prefix }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        let key = try c.decodeIfPresent(String.self, forKey: .key)
-        let prefix = try c.decodeIfPresent(String.self, forKey: .prefix)
-        switch (key, prefix) {
-        case (let key?, nil): target = .key(key)
-        case (nil, let prefix?): target = .prefix(prefix)
-        case (_?, _?):
-            throw DecodingError.dataCorruptedError(
-                forKey: .prefix, in: c, debugDescription: "give either key or prefix, not both")
-        case (nil, nil):
-            throw DecodingError.keyNotFound(
-                CodingKeys.key, .init(codingPath: c.codingPath, debugDescription: "one of key or prefix is required"))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        switch target {
-        case .key(let key): try c.encode(key, forKey: .key)
-        case .prefix(let prefix): try c.encode(prefix, forKey: .prefix)
-        }
-    }
-}
-
 /// Asks the coordinator for a report of its pools, workers and counters.
 public struct StatusMessage: Codable, Sendable, Equatable {
     /// The exchange's id; answered by a ``ResultMessage``.

@@ -178,6 +178,9 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// - Throws: ``ProviderFailure`` `invalidateFailed` when the file could not be changed
     ///   (memory has dropped the entries already).
     public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
+        guard target.isResolved else {
+            throw ProviderFailure(code: "invalidRequest", message: "a cache worker invalidates keys, prefixes and tags; the coordinator resolves \(target.description)")
+        }
         let (fromMemory, deletion) = state.withLock { state -> ([String], StoreOperation?) in
             let removed: [String]
             switch target {
@@ -187,6 +190,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             case .prefix(let prefix):
                 removed = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
+            case .tag, .path, .pathPrefix:
+                removed = []
             }
             return (removed, store?.enqueue(.remove(target)))
         }
