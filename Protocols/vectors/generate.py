@@ -159,6 +159,9 @@ valid("store", "Write-back: the coordinator hands a cache worker a response to k
       msg({"type": "store", "id": 13, "key": "users/1", "status": 200,
            "headers": {"content-type": "application/json"}, "body": b64(b'{"id":1,"name":"Ada"}'),
            "ttlMs": 60000}))
+valid("store-tags", "Write-back of an entry its upstream tagged user-1 and users.",
+      msg({"type": "store", "id": 14, "key": "GET api users/1", "status": 200, "body": b64(b'{"id":1}'),
+           "tags": ["user-1", "users"]}))
 valid("invalidate-key", "Drop one cache entry.",
       msg({"type": "invalidate", "id": 3, "key": "users/1"}))
 valid("invalidate-prefix", "Drop every cache entry whose key starts with users/.",

@@ -52,8 +52,20 @@ extension Configuration {
         /// `invalidations`: invalidations remembered (to drop write-backs of trips that started
         /// before them); past this they are folded into one that covers every key.
         public var invalidations = 1000
-        /// `invalidateBytes`: the longest key or prefix an `invalidate` may name.
+        /// `invalidateBytes`: the longest key, prefix, tag or path an `invalidate` or `watch`
+        /// may name.
         public var invalidateBytes = 16 << 10
+        /// `tagsPerEntry`: the most tags a cached entry keeps from its upstream's
+        /// `Surrogate-Key` / `Cache-Tag` header; later ones are ignored.
+        public var tagsPerEntry = 32
+        /// `tagBytes`: the longest tag kept; longer ones are ignored.
+        public var tagBytes = 256
+        /// `watchesPerClient`: watches one client connection may hold; more are refused
+        /// (`overloaded`).
+        public var watchesPerClient = 64
+        /// `watchEvents`: `changed` events queued for one watcher while its client does not
+        /// read; past this they are dropped and the watcher gets one `overflow` event.
+        public var watchEvents = 256
         /// `heartbeat`: how often the coordinator pings each worker; a worker silent for two
         /// beats is taken out of rotation (and a local one killed and restarted).
         public var heartbeat: Duration = .seconds(1)
@@ -71,8 +83,8 @@ extension Configuration {
     static let limitKeys = [
         "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
-        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "heartbeat", "restarts",
-        "restartWindow",
+        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "tagsPerEntry", "tagBytes",
+        "watchesPerClient", "watchEvents", "heartbeat", "restarts", "restartWindow",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -129,6 +141,10 @@ extension Configuration {
         try count("backgroundTasks", &limits.backgroundTasks)
         try count("invalidations", &limits.invalidations)
         try size("invalidateBytes", &limits.invalidateBytes)
+        try count("tagsPerEntry", &limits.tagsPerEntry)
+        try size("tagBytes", &limits.tagBytes)
+        try count("watchesPerClient", &limits.watchesPerClient)
+        try count("watchEvents", &limits.watchEvents)
         try duration("heartbeat", &limits.heartbeat)
         try count("restarts", &limits.restarts)
         try duration("restartWindow", &limits.restartWindow)

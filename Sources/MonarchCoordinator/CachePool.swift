@@ -1,5 +1,6 @@
 import Logging
 import Monarch
+import MonarchConfig
 import MonarchLoop
 import MonarchWire
 
@@ -29,9 +30,16 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     let invalidationMemory: Duration
     /// How many invalidations are remembered at most.
     let invalidationLimit: Int
+    /// The bounds on an entry's tags (`tagsPerEntry`, `tagBytes`).
+    let tagLimits: Configuration.Limits
 
-    /// A cache pool remembering at most `invalidationLimit` invalidations for `invalidationMemory`.
-    init(kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int) {
+    /// A cache pool remembering at most `invalidationLimit` invalidations for
+    /// `invalidationMemory`, keeping tags within `tagLimits`.
+    init(
+        kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int,
+        tagLimits: Configuration.Limits = Configuration.Limits()
+    ) {
+        self.tagLimits = tagLimits
         self.logger = logger
         self.invalidationMemory = invalidationMemory
         self.invalidationLimit = max(1, invalidationLimit)
@@ -66,19 +74,23 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     }
 
     /// Hands `response` to the worker owning the request's key, fresh for the response's TTL
-    /// (the upstream's) or else the route's. Failures are logged: write-back never fails a request.
+    /// (the upstream's) or else the route's, at most the TTL the requester asked for, and
+    /// tagged with the upstream's tags (``EntryTags``). Failures are logged: write-back never
+    /// fails a request.
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
         let tripStart = Self.trip?.start
+        let tags = EntryTags.tags(of: response, within: tagLimits)
         await withTaskExecutorPreference(loop) {
-            if let tripStart, invalidated(key, since: tripStart) {
+            if let tripStart, invalidated(key, tags: tags, since: tripStart) {
                 storesSkipped += 1
                 logger.debug("not keeping \(key): it was invalidated while it was being fetched")
                 return
             }
             guard let worker = owner(of: key) else { return }
-            let ttl = response.ttl ?? request.route.ttl
-            switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl)) }) {
+            var ttl = response.ttl ?? request.route.ttl
+            if let asked = request.route.requestedTTL { ttl = min(ttl ?? asked, asked) }
+            switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl, tags: tags)) }) {
             case .result?: stores += 1
             case .failure(let failure)?:
                 storeFailures += 1
@@ -100,15 +112,16 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         var failures: [String] = []
     }
 
-    /// Whether an invalidation after `start` covers `key`.
-    private func invalidated(_ key: String, since start: ContinuousClock.Instant) -> Bool {
+    /// Whether an invalidation after `start` covers `key`, tagged `tags`.
+    private func invalidated(_ key: String, tags: [String], since start: ContinuousClock.Instant) -> Bool {
         if let folded = foldedInvalidationsUntil, folded > start { return true }
         return recentInvalidations.contains { invalidation in
             guard invalidation.at > start else { return false }
             switch invalidation.target {
             case .key(let invalidatedKey): return invalidatedKey == key
             case .prefix(let prefix): return key.utf8.starts(with: prefix.utf8)
-            case .tag, .path, .pathPrefix: return false
+            case .tag(let tag): return tags.contains(tag)
+            case .path, .pathPrefix: return false
             }
         }
     }

@@ -123,7 +123,7 @@ public final class Coordinator: @unchecked Sendable {
         return CachePool(
             kind: kind, loop: loop, logger: logger,
             invalidationMemory: longestTrip + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
-            invalidationLimit: configuration.limits.invalidations)
+            invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits)
     }
 
     /// The addresses clients connect to, as bound (a `tcp:…:0` shows the chosen port).

@@ -5,14 +5,16 @@ import MonarchWire
 /// `invalidate` messages. A worker whose provider is not a cache answers them with a
 /// `invalidRequest` failure.
 public protocol CacheMaintenance: Sendable {
-    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil). Returns
-    /// only once the entry is as durable as the store promises (on disk for a file store), so
-    /// an acknowledged store survives a restart.
+    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), tagged
+    /// with `tags` (replacing the tags of an entry it replaces). Returns only once the entry is
+    /// as durable as the store promises (on disk for a file store), so an acknowledged store
+    /// survives a restart.
     ///
     /// - Throws: ``ProviderFailure`` when the entry cannot be kept.
-    func store(_ response: Response, under key: String) async throws(ProviderFailure)
+    func store(_ response: Response, under key: String, tags: [String]) async throws(ProviderFailure)
 
-    /// Drops the entry under `target`'s key, or every entry whose key starts with its prefix.
+    /// Drops the entry under `target`'s key, every entry whose key starts with its prefix, or
+    /// every entry tagged with its tag (the coordinator sends no other targets).
     ///
     /// - Returns: how many entries were dropped.
     /// - Throws: ``ProviderFailure`` when the store cannot be changed.
@@ -24,6 +26,11 @@ public protocol CacheMaintenance: Sendable {
 }
 
 extension CacheMaintenance {
+    /// Keeps `response` under `key` with no tags.
+    public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
+        try await store(response, under: key, tags: [])
+    }
+
     /// No figures.
     public var statusFigures: [String: JSONValue] { [:] }
 }

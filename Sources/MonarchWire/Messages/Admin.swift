@@ -18,11 +18,14 @@ public struct StoreMessage: Codable, Sendable, Equatable {
     public var body: Data?
     /// How long to keep the entry fresh, in milliseconds; absent means no expiry.
     public var ttlMs: UInt64?
+    /// The entry's tags (from the upstream's `Surrogate-Key` or `Cache-Tag`), for invalidation
+    /// and watches by tag; absent: none.
+    public var tags: [String]?
 
     /// Creates a store message.
     public init(
         id: MessageID, key: String, status: Int, headers: [String: String]? = nil, body: Data? = nil,
-        ttlMs: UInt64? = nil
+        ttlMs: UInt64? = nil, tags: [String]? = nil
     ) {
         self.id = id
         self.key = key
@@ -30,9 +33,10 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         self.headers = headers
         self.body = body
         self.ttlMs = ttlMs
+        self.tags = tags
     }
 
-    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs }
+    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs, tags }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -42,6 +46,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
         body = try c.decodeIfPresent(Data.self, forKey: .body)
         ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
+        tags = try c.decodeIfPresent([String].self, forKey: .tags)
     }
 }
 

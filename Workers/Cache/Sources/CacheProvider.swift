@@ -143,18 +143,18 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         ]
     }
 
-    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), stamped
-    /// with the clock's time. In memory at once; with a file, returns once the entry is
+    /// Keeps `response` under `key`, tagged `tags`, fresh for `response.ttl` (for ever when
+    /// nil), stamped with the clock's time. In memory at once; with a file, returns once the entry is
     /// committed to it. Header names are kept in lowercase (and answered so, also for entries
     /// an earlier version stored otherwise).
     ///
     /// - Throws: ``ProviderFailure`` `storeFailed` when the file did not take it (memory then
     ///   drops it too).
-    public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
+    public func store(_ response: Response, under key: String, tags: [String] = []) async throws(ProviderFailure) {
         let entry = CacheEntry(
             status: response.status, headers: Response.lowercasedHeaderNames(response.headers), body: response.body,
             storedAtMs: clock.nowMs,
-            ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) })
+            ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) }, tags: tags)
         let write = state.withLock { state -> StoreOperation? in
             state.memory.put(key, entry)
             state.touch(key)
@@ -170,8 +170,10 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         }
     }
 
-    /// Drops the entry under the target's key, or every entry whose key starts with its prefix
-    /// (compared byte for byte: `%` and `_` are ordinary characters), from memory and file.
+    /// Drops the entry under the target's key, every entry whose key starts with its prefix
+    /// (compared byte for byte: `%` and `_` are ordinary characters), or every entry tagged with
+    /// its tag, from memory and file. Paths are refused (`invalidRequest`): the coordinator
+    /// resolves them.
     ///
     /// - Returns: how many distinct keys were dropped (a key held in memory and in the file
     ///   counts once).
@@ -190,7 +192,10 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             case .prefix(let prefix):
                 removed = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
-            case .tag, .path, .pathPrefix:
+            case .tag(let tag):
+                removed = state.memory.removeAll(taggedWith: tag)
+                state.touchAll()
+            case .path, .pathPrefix:
                 removed = []
             }
             return (removed, store?.enqueue(.remove(target)))
