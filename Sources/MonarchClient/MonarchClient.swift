@@ -20,6 +20,8 @@ public final class MonarchClient: Sendable {
     private let ownedLoop: EventLoop?
     private let state = Mutex(State())
     private let reader = Mutex<Task<Void, Never>?>(nil)
+    // wt-keys: the active watches (MonarchClient+Watch.swift, WatchChannel.swift).
+    let watchTable = WatchTable()
 
     private struct State {
         var nextID: MessageID = 1
@@ -149,7 +151,8 @@ public final class MonarchClient: Sendable {
     }
 
     /// Sends the message `make` builds with a fresh id and waits for the answer with that id.
-    private func exchange(_ make: (MessageID) -> WireMessage) async throws(MonarchClientError) -> WireMessage {
+    /// (wt-keys: internal, for MonarchClient+Watch.swift.)
+    func exchange(_ make: (MessageID) -> WireMessage) async throws(MonarchClientError) -> WireMessage {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -214,6 +217,11 @@ public final class MonarchClient: Sendable {
                         end = .connectionLost("protocol error: \(error.code.rawValue): \(error.message)")
                         continue
                     }
+                    // wt-keys: pushed watch events go to their watch, not to an exchange.
+                    if case .changed(let change) = message {
+                        self.watchTable.deliver(change)
+                        continue
+                    }
                     guard let id = message.id else { continue }
                     self.state.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: message)
                 }
@@ -226,6 +234,9 @@ public final class MonarchClient: Sendable {
                 return Array(state.pending.values)
             }
             for continuation in waiting { continuation.resume(throwing: end) }
+            // wt-keys: without a reconnect, watches end with the connection (a reconnecting
+            // client calls restoreWatches() on its new connection instead).
+            self.watchTable.finishAll()
         }
         reader.withLock { $0 = task }
     }

@@ -32,6 +32,9 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     let invalidationLimit: Int
     /// The bounds on an entry's tags (`tagsPerEntry`, `tagBytes`).
     let tagLimits: Configuration.Limits
+    /// Told about every write-back a worker acknowledged: its key, its tags, and whether it
+    /// refreshed an entry the trip found in the cache. Loop thread.
+    var onStored: ((_ key: String, _ tags: [String], _ refreshed: Bool) -> Void)?
 
     /// A cache pool remembering at most `invalidationLimit` invalidations for
     /// `invalidationMemory`, keeping tags within `tagLimits`.
@@ -65,6 +68,14 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         retryAllWaiting()
     }
 
+    /// Answers from the worker owning the key, noting on the trip when a cache had an entry
+    /// (its write-back is then a refresh, not a new entry).
+    override func perform(_ request: Request) async -> ProviderOutcome {
+        let outcome = await super.perform(request)
+        if case .response = outcome { Self.trip?.notes.noteCachedEntry() }
+        return outcome
+    }
+
     /// Each worker owns its keys, so requests for a full worker wait for that worker.
     override func lane(of worker: WorkerSession) -> String { worker.id }
 
@@ -80,6 +91,7 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
         let tripStart = Self.trip?.start
+        let refreshed = Self.trip?.notes.hadCachedEntry ?? false
         let tags = EntryTags.tags(of: response, within: tagLimits)
         await withTaskExecutorPreference(loop) {
             if let tripStart, invalidated(key, tags: tags, since: tripStart) {
@@ -91,7 +103,9 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
             var ttl = response.ttl ?? request.route.ttl
             if let asked = request.route.requestedTTL { ttl = min(ttl ?? asked, asked) }
             switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl, tags: tags)) }) {
-            case .result?: stores += 1
+            case .result?:
+                stores += 1
+                onStored?(key, tags, refreshed)
             case .failure(let failure)?:
                 storeFailures += 1
                 logger.warning("\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code)): \(LogText.sanitized(failure.error.message))")
@@ -110,6 +124,10 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         var workers = 0
         /// Why the others did not.
         var failures: [String] = []
+        /// The keys the workers reported dropping.
+        var removedKeys: [String] = []
+        /// Whether every worker that removed something listed its keys.
+        var keysComplete = true
     }
 
     /// Whether an invalidation after `start` covers `key`, tagged `tags`.
@@ -158,7 +176,14 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
                     switch answer {
                     case .result(let result)?:
                         report.workers += 1
-                        if case .integer(let removed)? = result.data?["removed"] { report.removed += Int(removed) }
+                        var removed = 0
+                        if case .integer(let count)? = result.data?["removed"] { removed = Int(count) }
+                        report.removed += removed
+                        if case .array(let keys)? = result.data?["keys"] {
+                            for case .string(let key) in keys { report.removedKeys.append(key) }
+                        } else if removed > 0 {
+                            report.keysComplete = false
+                        }
                     case .failure(let failure)?:
                         report.failures.append("\(id): \(failure.error.code): \(failure.error.message)")
                     default:

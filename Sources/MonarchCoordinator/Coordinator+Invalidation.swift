@@ -27,10 +27,14 @@ extension Coordinator {
                 total.removed += report.removed
                 answered = max(answered, report.workers)
                 total.failures += report.failures
+                total.removedKeys += report.removedKeys
+                total.keysComplete = total.keysComplete && report.keysComplete
             }
             total.workers += answered
         }
         let what = message.target.description
+        // Watchers hear of what was dropped, also when some workers did not answer.
+        if total.removed > 0 { notifyInvalidated(targets, removedKeys: total.keysComplete ? total.removedKeys : nil) }
         if total.workers == 0, total.failures.isEmpty {
             return .failure(FailureMessage(
                 id: message.id, error: .init(code: "unavailable", message: "no cache worker is connected to invalidate \(what)")))

@@ -88,6 +88,8 @@ public final class Coordinator: @unchecked Sendable {
     var peerLog = LogLimiter()
     /// Log lines about admin exchanges clients may send at will (invalidations), likewise.
     var adminLog = LogLimiter()
+    /// Every client's watches (`watch` messages), at most `limits.watchesPerClient` each.
+    var watches: WatchRegistry
 
     /// Told about each worker that registers. Loop thread.
     public var onWorkerRegistered: ((WorkerInfo) -> Void)?
@@ -113,6 +115,10 @@ public final class Coordinator: @unchecked Sendable {
         })
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
         self.statistics = RequestStatistics(metricsOn: configuration.metrics != nil)
+        self.watches = WatchRegistry(perClient: configuration.limits.watchesPerClient)
+        for case let pool as CachePool in pools.values {
+            pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
+        }
     }
 
     /// The pool for workers of `kind`: a ``CachePool`` for the kinds that keep responses.

@@ -16,16 +16,26 @@ public protocol CacheMaintenance: Sendable {
     /// Drops the entry under `target`'s key, every entry whose key starts with its prefix, or
     /// every entry tagged with its tag (the coordinator sends no other targets).
     ///
-    /// - Returns: how many entries were dropped.
+    /// - Returns: the keys of the entries dropped, each once.
     /// - Throws: ``ProviderFailure`` when the store cannot be changed.
-    func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int
+    func invalidateKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String]
 
     /// Figures of the store for `status` (entries, bytes, evictions, …), added to the
     /// worker's counters; none by default.
     var statusFigures: [String: JSONValue] { get }
 }
 
+/// How many dropped keys a cache worker lists in its answer to an `invalidate` (`keys`): the
+/// coordinator tells watchers of those keys; past this many it lists none, and the coordinator
+/// tells every key and prefix watcher a tag invalidation may concern.
+public let invalidatedKeysReported = 1000
+
 extension CacheMaintenance {
+    /// Drops like ``invalidateKeys(_:)``; returns how many entries were dropped.
+    public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
+        try await invalidateKeys(target).count
+    }
+
     /// Keeps `response` under `key` with no tags.
     public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
         try await store(response, under: key, tags: [])

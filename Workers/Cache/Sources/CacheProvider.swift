@@ -175,11 +175,10 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// its tag, from memory and file. Paths are refused (`invalidRequest`): the coordinator
     /// resolves them.
     ///
-    /// - Returns: how many distinct keys were dropped (a key held in memory and in the file
-    ///   counts once).
+    /// - Returns: the distinct keys dropped (a key held in memory and in the file counts once).
     /// - Throws: ``ProviderFailure`` `invalidateFailed` when the file could not be changed
     ///   (memory has dropped the entries already).
-    public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
+    public func invalidateKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String] {
         guard target.isResolved else {
             throw ProviderFailure(code: "invalidRequest", message: "a cache worker invalidates keys, prefixes and tags; the coordinator resolves \(target.description)")
         }
@@ -200,14 +199,14 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             }
             return (removed, store?.enqueue(.remove(target)))
         }
-        guard let deletion else { return fromMemory.count }
+        guard let deletion else { return fromMemory }
         switch await deletion.outcome() {
         case .keys(let fromFile):
-            return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).count
+            return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).map(\.string).sorted()
         case .failed(let error):
             throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate: \(error.message)")
         default:
-            return fromMemory.count
+            return fromMemory
         }
     }
 
