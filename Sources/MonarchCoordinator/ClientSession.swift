@@ -219,9 +219,9 @@ final class ClientSession: @unchecked Sendable {
     func deliver(_ event: ChangedMessage) {
         guard connection.isOpen else { return }
         if outbox.isClear(event.watch), connection.stream.isWritable {
-            try? connection.send(.changed(event))
-        } else {
-            outbox.enqueue(event)
+            sendWatchEvent(event)
+        } else if !outbox.enqueue(event) {
+            coordinator.watchEventsDropped += 1
         }
     }
 
@@ -233,8 +233,13 @@ final class ClientSession: @unchecked Sendable {
     /// Sends the waiting events while the client takes them.
     private func flushWatchEvents() {
         while connection.isOpen, connection.stream.isWritable, let event = outbox.next() {
-            try? connection.send(.changed(event))
+            sendWatchEvent(event)
         }
+    }
+
+    private func sendWatchEvent(_ event: ChangedMessage) {
+        coordinator.watchEventsSent += 1
+        try? connection.send(.changed(event))
     }
 
     private func ended() {

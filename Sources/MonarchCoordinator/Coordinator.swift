@@ -90,6 +90,9 @@ public final class Coordinator: @unchecked Sendable {
     var adminLog = LogLimiter()
     /// Every client's watches (`watch` messages), at most `limits.watchesPerClient` each.
     var watches: WatchRegistry
+    /// `changed` events sent to watchers, and dropped for watchers that did not read.
+    var watchEventsSent = 0
+    var watchEventsDropped = 0
 
     /// Told about each worker that registers. Loop thread.
     public var onWorkerRegistered: ((WorkerInfo) -> Void)?

@@ -50,9 +50,12 @@ extension Coordinator {
 
     /// Tells the watchers each of `targets` concerns that it was invalidated. `removedKeys`:
     /// the keys the cache workers reported dropping, nil when they did not report them all
-    /// (see ``WatchRegistry/watches(invalidating:removedKeys:)``). Loop thread.
+    /// (see ``WatchRegistry/watches(invalidating:removedKeys:)``); a key target under which
+    /// nothing was dropped (a path's `HEAD` key, typically) tells nobody. Loop thread.
     func notifyInvalidated(_ targets: [CacheTarget], removedKeys: [String]?) {
+        let removed = removedKeys.map(Set.init)
         for target in targets {
+            if case .key(let key) = target, let removed, !removed.contains(key) { continue }
             for ref in watches.watches(invalidating: target, removedKeys: removedKeys) {
                 var event = ChangedMessage(watch: ref.watch, event: .invalidated)
                 switch target {

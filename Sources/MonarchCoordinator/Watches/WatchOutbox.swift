@@ -26,15 +26,18 @@ struct WatchOutbox {
     /// Whether nothing waits for the watch.
     func isClear(_ watch: MessageID) -> Bool { queued[watch] == nil && dropped[watch] == nil }
 
-    /// Queues `event` for its watch, or drops it (counted) when the watch's queue is full.
-    mutating func enqueue(_ event: ChangedMessage) {
+    /// Queues `event` for its watch, or drops it (counted for the watch's `overflow`) when the
+    /// watch's queue is full or has overflowed already; returns whether it was queued.
+    @discardableResult
+    mutating func enqueue(_ event: ChangedMessage) -> Bool {
         let watch = event.watch
         if isClear(watch) { waiting.append(watch) }
         if dropped[watch] != nil || (queued[watch]?.count ?? 0) >= limit {
             dropped[watch, default: 0] += 1
-            return
+            return false
         }
         queued[watch, default: []].append(event)
+        return true
     }
 
     /// The next event to send, in turns between watches: a watch's queued events first, then
