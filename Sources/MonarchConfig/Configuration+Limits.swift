@@ -21,8 +21,9 @@ extension Configuration {
         public var clients = 1024
         /// `workers`: worker connections at once; more are closed at once.
         public var workers = 256
-        /// `idleTimeout`: a client connection with no request in flight that sends nothing
-        /// for this long is closed, and so is one that takes none of its answers for this long.
+        /// `idleTimeout`: a client connection with no request in flight and no watch that sends
+        /// nothing for this long is closed, and so is one that takes none of its answers for
+        /// this long.
         public var idleTimeout: Duration = .seconds(300)
         /// `inFlightPerClient`: requests (and admin exchanges) in flight on one client
         /// connection; more are answered `overloaded`.

@@ -73,9 +73,11 @@ final class ClientSession: @unchecked Sendable {
         return max(1, min(limits.inFlightPerClient, limits.clientQueueBytes / max(largest, 1)))
     }
 
-    /// Whether the client has nothing in flight and has sent nothing for `timeout`.
+    /// Whether the client has nothing in flight, holds no watch (a watcher may rightly wait in
+    /// silence for changes), and has sent nothing for `timeout`.
     func isIdle(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
         calls.isEmpty && waiting.isEmpty && now - lastActivity > timeout && connection.isOpen
+            && coordinator.watches.count(of: id) == 0
     }
 
     /// The answers queued for the client when ``isStalled(now:timeout:)`` last looked, and

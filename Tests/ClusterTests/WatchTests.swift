@@ -127,6 +127,41 @@ struct WatchTests {
         }
     }
 
+    @Test("The client keeps at most bufferSize changes for a task that does not iterate, then one overflow counting the rest")
+    func clientBufferOverflows() async throws {
+        try await withTaggedOrigin { cluster, client in
+            let watcher = try await cluster.connect()
+            defer { Task { await watcher.close() } }
+            let watch = try await watcher.watch(.pathPrefix("api/tagged/"), bufferSize: 2)
+            for index in 0..<5 { _ = try await perform(client, Request(path: "api/tagged/b\(index)")) }
+            try await eventually("5 changes sent") { try await cluster.status().counter("watchEventsSent") == 5 }
+            // Answers follow the changes sent before them on the connection: all 5 have arrived.
+            _ = try await watcher.status()
+            #expect(try await nextChange(watch)?.kind == .stored)
+            #expect(try await nextChange(watch)?.kind == .stored)
+            #expect(try await nextChange(watch) == CacheChange(kind: .overflow, dropped: 3))
+            _ = try await perform(client, Request(path: "api/tagged/b9"))
+            #expect(try await nextChange(watch)?.key == "GET api api/tagged/b9")
+        }
+    }
+
+    @Test("A silent client holding a watch is not closed as idle; a silent one without is")
+    func watchersAreNotIdle() async throws {
+        try await withTaggedOrigin(extraLimits: ["idleTimeout: 1s"]) { cluster, idle in
+            let watcher = try await cluster.connect()
+            defer { Task { await watcher.close() } }
+            let watch = try await watcher.watch(.path("api/tagged/i"))
+            try await eventually("the idle client's close") { try await cluster.status().counter("idleClientsClosed") == 1 }
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await cluster.status().counter("idleClientsClosed") == 1)
+            let fetcher = try await cluster.connect()
+            _ = try await perform(fetcher, Request(path: "api/tagged/i"))
+            await fetcher.close()
+            #expect(try await nextChange(watch)?.kind == .stored)
+            _ = idle
+        }
+    }
+
     @Test("Watches are refused clearly: past watchesPerClient, for a path no route matches, for a target over invalidateBytes")
     func refusals() async throws {
         try await withTaggedOrigin(extraLimits: ["watchesPerClient: 2", "invalidateBytes: 64"]) { cluster, client in

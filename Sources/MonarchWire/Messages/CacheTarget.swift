@@ -4,7 +4,7 @@
 /// Keys and key prefixes are cache keys as they are stored (`GET api users/1`); paths are
 /// resource paths (`users/1`) that the coordinator turns into keys through its router, so
 /// nobody writes keys by hand. Cache workers are sent keys, prefixes and tags only.
-public enum CacheTarget: Sendable, Hashable {
+public enum CacheTarget: Sendable, Hashable, CustomStringConvertible {
     /// Exactly this key.
     case key(String)
     /// Every key starting with this prefix (`""`: every key).
