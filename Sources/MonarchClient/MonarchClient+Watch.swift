@@ -15,7 +15,9 @@ import MonarchWire
 /// and the iterator gets one `overflow` change, as it does when the coordinator's own queue
 /// for this client overflowed: refetch what you show.
 public struct CacheWatch: AsyncSequence, Sendable {
+    /// Each element is one change.
     public typealias Element = CacheChange
+    /// Iterating never throws: the sequence ends when the watch does.
     public typealias Failure = Never
 
     private let channel: WatchChannel
@@ -49,11 +51,13 @@ public struct CacheWatch: AsyncSequence, Sendable {
         /// The next change; nil once the watch ended (or the task was cancelled).
         public mutating func next() async -> CacheChange? { await channel.next() }
 
+        /// The next change; nil once the watch ended (or the task was cancelled).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Never) -> CacheChange? {
             await channel.next()
         }
     }
 
+    /// An iterator over the changes; every iterator of a watch takes from the same changes.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(channel: channel) }
 }
 
