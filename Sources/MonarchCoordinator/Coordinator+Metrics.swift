@@ -4,7 +4,8 @@ import MonarchWire
 // Prometheus's conventions), brought up to date when scraped.
 extension Coordinator {
     /// Brings every metric up to date: requests, answers by source and status, failures by
-    /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, workers
+    /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, watches and
+    /// their events (sent, dropped), workers
     /// by state, restarts, overloads, refusals, and the cache workers' evictions (asked of
     /// them, a second at most each). Loop thread.
     func syncMetrics(_ sync: MetricsSync) async {
@@ -29,6 +30,9 @@ extension Coordinator {
         sync.count("monarch_unresponsive_workers_total", total: unresponsiveWorkers)
         sync.gauge("monarch_requests_in_flight", [], requestsInFlight)
         sync.gauge("monarch_clients", [], clients.count)
+        sync.gauge("monarch_watches", [], watches.count)
+        sync.count("monarch_watch_events_total", [("result", "sent")], total: watchEventsSent)
+        sync.count("monarch_watch_events_total", [("result", "dropped")], total: watchEventsDropped)
         let report = statusReport()
         var states: [String: [StatusReport.Worker.State: Int]] = [:]
         var restarts: [String: Int] = [:]
