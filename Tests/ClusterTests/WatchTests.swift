@@ -145,6 +145,24 @@ struct WatchTests {
         }
     }
 
+    @Test("restoreWatches sends every active watch again under a fresh id, marks the gap with an overflow, and changes keep coming")
+    func restore() async throws {
+        try await withTaggedOrigin { cluster, client in
+            let watcher = try await cluster.connect()
+            defer { Task { await watcher.close() } }
+            let watch = try await watcher.watch(.path("api/tagged/r"))
+            let ended = try await watcher.watch(.tag("gone"))
+            await ended.cancel()
+            #expect(await watcher.restoreWatches() == 1)
+            #expect(try await nextChange(watch) == CacheChange(kind: .overflow))
+            // Here on the same connection the old id stays registered too; on a new connection
+            // (after a reconnect) only the fresh one exists.
+            try await eventually("the restored watch") { try await cluster.status().counter("watches") == 2 }
+            _ = try await perform(client, Request(path: "api/tagged/r"))
+            #expect(try await nextChange(watch) == CacheChange(kind: .stored, key: "GET api api/tagged/r"))
+        }
+    }
+
     @Test("A silent client holding a watch is not closed as idle; a silent one without is")
     func watchersAreNotIdle() async throws {
         try await withTaggedOrigin(extraLimits: ["idleTimeout: 1s"]) { cluster, idle in
