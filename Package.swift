@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "MonarchWorker", dependencies: ["Monarch", "MonarchLoop", "MonarchWire", argumentParser, logging]),
 
         // The client side of the wire protocol (the CLI and Swift programs use it).
-        .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchWire"]),
+        .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"]),
 
         // The `monarch` command.
         .executableTarget(
@@ -217,7 +217,7 @@ let package = Package(
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",
-            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire", "TestOrigins"]
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchRouter", "MonarchWire", "TestOrigins"]
         ),
     ]
 )

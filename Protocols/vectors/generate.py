@@ -159,10 +159,31 @@ valid("store", "Write-back: the coordinator hands a cache worker a response to k
       msg({"type": "store", "id": 13, "key": "users/1", "status": 200,
            "headers": {"content-type": "application/json"}, "body": b64(b'{"id":1,"name":"Ada"}'),
            "ttlMs": 60000}))
+valid("store-tags", "Write-back of an entry its upstream tagged user-1 and users.",
+      msg({"type": "store", "id": 14, "key": "GET api users/1", "status": 200, "body": b64(b'{"id":1}'),
+           "tags": ["user-1", "users"]}))
 valid("invalidate-key", "Drop one cache entry.",
       msg({"type": "invalidate", "id": 3, "key": "users/1"}))
 valid("invalidate-prefix", "Drop every cache entry whose key starts with users/.",
       msg({"type": "invalidate", "id": 4, "prefix": "users/"}))
+valid("invalidate-tag", "Drop every cache entry an upstream tagged user-1.",
+      msg({"type": "invalidate", "id": 5, "tag": "user-1"}))
+valid("invalidate-path", "Drop the entries of the resource path users/1 (resolved through the routes), in its route's domain.",
+      msg({"type": "invalidate", "id": 6, "path": "users/1"}))
+valid("invalidate-path-prefix", "Drop the entries of every path starting with users/ in the domain api.",
+      msg({"type": "invalidate", "id": 7, "pathPrefix": "users/", "domain": "api"}))
+valid("watch-path", "Follow the entries of the resource path users/1 (resolved through the routes).",
+      msg({"type": "watch", "id": 20, "path": "users/1"}))
+valid("watch-tag-and-prefix", "Two watches on one connection: every entry tagged users, every key starting with GET api users/.",
+      msg({"type": "watch", "id": 21, "tag": "users"}),
+      msg({"type": "watch", "id": 22, "prefix": "GET api users/"}))
+valid("unwatch", "Stop watch 20.",
+      msg({"type": "unwatch", "id": 23, "watch": 20}))
+valid("changed-events", "Pushed changes: an entry stored with its tags, refreshed, an invalidation by tag, and an overflow.",
+      msg({"type": "changed", "watch": 20, "event": "stored", "key": "GET api users/1", "tags": ["user-1", "users"]}),
+      msg({"type": "changed", "watch": 20, "event": "refreshed", "key": "GET api users/1"}),
+      msg({"type": "changed", "watch": 21, "event": "invalidated", "tag": "users"}),
+      msg({"type": "changed", "watch": 22, "event": "overflow", "dropped": 312}))
 valid("status", "Ask the coordinator for its status report.",
       msg({"type": "status", "id": 5}))
 valid("scale", "Ask the coordinator to run four network workers.",
@@ -316,6 +337,18 @@ invalid("header-value-not-string", "Header values are strings.", "invalidField",
         bad(compact({"type": "response", "id": 1, "status": 200, "headers": {"content-length": 5}})))
 invalid("invalidate-key-and-prefix", "An invalidate with both key and prefix.", "invalidField",
         bad(compact({"type": "invalidate", "id": 1, "key": "users/1", "prefix": "users/"})))
+invalid("watch-missing-target", "A watch naming nothing to follow.", "missingField",
+        bad(compact({"type": "watch", "id": 1})))
+invalid("watch-key-and-tag", "A watch with both key and tag.", "invalidField",
+        bad(compact({"type": "watch", "id": 1, "key": "GET api users/1", "tag": "users"})))
+invalid("unwatch-missing-watch", "An unwatch without the watch it stops.", "missingField",
+        bad(compact({"type": "unwatch", "id": 2})))
+invalid("changed-unknown-event", "A changed message with an event this version does not define.", "invalidField",
+        bad(compact({"type": "changed", "watch": 3, "event": "deleted", "key": "GET api users/1"})))
+invalid("changed-missing-event", "A changed message without its event.", "missingField",
+        bad(compact({"type": "changed", "watch": 3})))
+invalid("invalidate-path-and-tag", "An invalidate with both path and tag.", "invalidField",
+        bad(compact({"type": "invalidate", "id": 1, "path": "users/1", "tag": "user-1"})))
 invalid("scale-count-negative", "A negative worker count.", "invalidField",
         bad(compact({"type": "scale", "id": 1, "kind": "network", "count": -1})))
 invalid("hello-role-admin", "A role that does not exist.", "invalidField",

@@ -133,12 +133,19 @@ public struct RouteContext: Sendable, Hashable {
     public var ttl: Duration?
     /// The key a cache stores the response under.
     public var cacheKey: String?
+    /// The TTL the requester asked for (its `ttlMs`), already within the route's `ttl`: it
+    /// caps the stored entry's freshness, the upstream's included. Nil when it asked none.
+    public var requestedTTL: Duration?
 
     /// Creates a route context; everything is optional.
-    public init(parameters: [String: String] = [:], upstream: String? = nil, ttl: Duration? = nil, cacheKey: String? = nil) {
+    public init(
+        parameters: [String: String] = [:], upstream: String? = nil, ttl: Duration? = nil, cacheKey: String? = nil,
+        requestedTTL: Duration? = nil
+    ) {
         self.parameters = parameters
         self.upstream = upstream
         self.ttl = ttl
         self.cacheKey = cacheKey
+        self.requestedTTL = requestedTTL
     }
 }

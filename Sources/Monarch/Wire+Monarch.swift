@@ -59,11 +59,11 @@ extension Response {
     }
 
     /// This response as a `store` message keeping it under `key`, fresh for `ttl` (for ever
-    /// when nil), its header names in lowercase.
-    public func storeMessage(id: MessageID, key: String, ttl: Duration?) -> StoreMessage {
+    /// when nil), tagged with `tags`, its header names in lowercase.
+    public func storeMessage(id: MessageID, key: String, ttl: Duration?, tags: [String] = []) -> StoreMessage {
         StoreMessage(
             id: id, key: key, status: status, headers: headers.isEmpty ? nil : Self.lowercasedHeaderNames(headers),
-            ttlMs: ttl?.wholeMilliseconds, content: content.isEmpty ? nil : content)
+            ttlMs: ttl?.wholeMilliseconds, content: content.isEmpty ? nil : content, tags: tags.isEmpty ? nil : tags)
     }
 }
 

@@ -22,6 +22,8 @@ struct GetCommand: AsyncParsableCommand {
             The coordinator's address comes from --address, else MONARCH_ADDRESS, else the \
             first client address of the configuration: --config, else ./monarch.yml, else the \
             embedded default (relative paths from the working directory). \
+            -X, -H and --data make any request, a mutation too: \
+            monarch get notes -X POST -H content-type:application/json --data '{"text":"hi"}'. \
             When no provider answers, prints the aggregated error on standard error and exits 1; \
             when the coordinator cannot be reached, exits 2; an invalid option value exits 64. \
             With --json every answer and error is one JSON object on standard output, and \
@@ -44,11 +46,29 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object: status, source, headers, body (or bodyBase64), or the error.")
     var json = false
 
+    @Option(name: [.customShort("X"), .long], help: "The request method, such as POST or DELETE (default: GET).")
+    var method: String?
+
+    @Option(name: [.customShort("H"), .long], help: ArgumentHelp(
+        "A request header, NAME:VALUE (repeatable).", discussion: "A header given twice is sent once, its values joined by \", \"."))
+    var header: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "The request body: the text itself, @FILE for a file's bytes, or @- for standard input.",
+        discussion: "With --data and no -X, the method is POST."))
+    var data: String?
+
     @OptionGroup var coordinator: CoordinatorOptions
 
     func run() async throws {
         _ = coordinator.config.startProcess()
         var request = Request(path: path, policy: policy)
+        do {
+            try RequestOptions.apply(method: method, headers: header, data: data, to: &request)
+        } catch {
+            GetOutput.reportUsage("\(error)", json: json)
+            throw ExitCode.validationFailure
+        }
         if let deadline {
             guard let duration = parseDuration(deadline) else {
                 GetOutput.reportUsage("--deadline: expected a duration such as 500ms or 5s, got \"\(deadline)\"", json: json)

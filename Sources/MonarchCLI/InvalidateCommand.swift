@@ -6,37 +6,73 @@ import MonarchWire
 struct InvalidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "invalidate",
-        abstract: "Drop cached entries: one key, or every key starting with a prefix.",
+        abstract: "Drop cached entries: of a path, of every path under a prefix, with a tag, or under a raw key.",
         discussion: """
-            A cache key reads METHOD DOMAIN PATH?QUERY, the query items encoded and sorted: \
-            "GET api users/1", "GET static docs/a.txt?lang=en". So --prefix "GET api users/" \
-            drops every cached user. Prints how many entries were removed. Exits 1 when no \
-            cache worker is connected or one did not answer, 2 when the coordinator cannot be \
-            reached.
+            A PATH is resolved through the coordinator's routes exactly as `monarch get PATH` \
+            is, so `monarch invalidate users/1` drops what `monarch get users/1` cached (its GET \
+            and HEAD entries, in the route's domain unless --domain names another). --prefix \
+            users/ drops the entries of every path starting with users/ (in each domain whose \
+            routes such paths may match, or in --domain). --tag drops every entry an upstream \
+            tagged so (a Surrogate-Key or Cache-Tag header). --key and --key-prefix name raw \
+            cache keys, which read METHOD DOMAIN PATH?QUERY ("GET api users/1"). Prints how many \
+            entries were removed and what the target resolved to, and says "nothing matched" \
+            when nothing was cached under it (exit 0). Exits 1 when no route matches the path, \
+            no cache worker is connected or one did not answer, 2 when the coordinator cannot \
+            be reached.
             """
     )
 
-    @Argument(help: "The exact key to drop, such as \"GET api users/1\".")
+    @Argument(help: "The resource path whose entries to drop, such as users/1 (as given to monarch get).")
+    var path: String?
+
+    @Option(help: "Drop the entries of every path starting with this one, such as users/.")
+    var prefix: String?
+
+    @Option(help: "Drop every entry tagged so by its upstream (Surrogate-Key or Cache-Tag).")
+    var tag: String?
+
+    @Option(help: "Drop the entry under this raw cache key, such as \"GET api users/1\".")
     var key: String?
 
-    @Option(help: "Drop every key that starts with this prefix instead.")
-    var prefix: String?
+    @Option(help: "Drop every entry whose raw cache key starts with this, such as \"GET api users/\".")
+    var keyPrefix: String?
+
+    @Option(help: "The domain of PATH or --prefix (default: the route's).")
+    var domain: String?
 
     @OptionGroup var coordinator: CoordinatorOptions
 
     func validate() throws {
-        switch (key, prefix) {
-        case (nil, nil): throw ValidationError("give a KEY or --prefix PREFIX")
-        case (_?, _?): throw ValidationError("give a KEY or --prefix PREFIX, not both")
-        case (_, let prefix?) where prefix.isEmpty:
-            throw ValidationError("--prefix must not be empty (it would drop every entry)")
-        default: break
+        let given = [path, prefix, tag, key, keyPrefix].compactMap { $0 }
+        guard given.count == 1 else {
+            throw ValidationError("give one of PATH, --prefix PATH, --tag TAG, --key KEY or --key-prefix PREFIX\(given.isEmpty ? "" : ", not several")")
         }
+        if let path, Self.looksLikeKey(path) {
+            throw ValidationError(
+                "\"\(path)\" looks like a raw cache key, not a path: use --key \"\(path)\", or name the path as monarch get does (monarch invalidate users/1)")
+        }
+        if domain != nil, path == nil, prefix == nil { throw ValidationError("--domain goes with PATH or --prefix") }
+        for (name, value) in [("--prefix", prefix), ("--key-prefix", keyPrefix), ("--tag", tag)] where value?.isEmpty == true {
+            throw ValidationError("\(name) must not be empty")
+        }
+    }
+
+    /// Whether `text` reads like `METHOD DOMAIN PATH` rather than a path.
+    static func looksLikeKey(_ text: String) -> Bool {
+        let words = text.split(separator: " ", maxSplits: 2)
+        return words.count == 3 && words[0].allSatisfy { $0.isASCII && $0.isUppercase }
+    }
+
+    var target: CacheTarget {
+        if let path { return .path(path, domain: domain) }
+        if let prefix { return .pathPrefix(prefix, domain: domain) }
+        if let tag { return .tag(tag) }
+        if let key { return .key(key) }
+        return .prefix(keyPrefix ?? "")
     }
 
     func run() async throws {
         _ = coordinator.config.startProcess()
-        let target: InvalidateMessage.Target = key.map { .key($0) } ?? .prefix(prefix!)
         let client: MonarchClient
         do {
             client = try await coordinator.connect()
@@ -53,11 +89,19 @@ struct InvalidateCommand: AsyncParsableCommand {
         await client.close()
         switch outcome {
         case .success(let done):
-            print("removed \(done.removed) entr\(done.removed == 1 ? "y" : "ies") on \(done.workers) cache worker\(done.workers == 1 ? "" : "s")")
+            print(Self.report(done, target: target))
         case .failure(let error):
             printToStandardError("monarch invalidate: \(error)")
             if case .connectionLost = error { throw ExitCode(2) }
             throw ExitCode.failure
         }
+    }
+
+    /// The line printed for a done invalidation: what was removed, or that nothing matched.
+    static func report(_ done: Invalidation, target: CacheTarget) -> String {
+        let resolved = done.targets.isEmpty ? target.description : done.targets.joined(separator: ", ")
+        let workers = "\(done.workers) cache worker\(done.workers == 1 ? "" : "s")"
+        if done.matchedNothing { return "nothing matched \(resolved): removed 0 entries on \(workers)" }
+        return "removed \(done.removed) entr\(done.removed == 1 ? "y" : "ies") on \(workers) (\(resolved))"
     }
 }

@@ -10,7 +10,7 @@ struct MonarchCommand: AsyncParsableCommand {
         version: MonarchRelease.version,
         subcommands: [
             UpCommand.self, GetCommand.self, InvalidateCommand.self, ScaleCommand.self, StatusCommand.self,
-            BenchCommand.self,
+            BenchCommand.self, WatchCommand.self,
         ]
     )
 }

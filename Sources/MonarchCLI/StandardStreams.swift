@@ -17,3 +17,9 @@ func writeAll(_ bytes: [UInt8], to fd: Int32) {
         offset += written
     }
 }
+
+/// Flushes what `print` buffered for standard output (a pipe is block-buffered): a line a
+/// reader waits for goes out now.
+func flushStandardOutput() {
+    fflush(nil)  // every output stream: `stdout` itself is a global Swift 6 will not read
+}

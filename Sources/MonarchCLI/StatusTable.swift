@@ -46,6 +46,10 @@ enum StatusTable {
             "trips \(report.tripsStarted) started, \(report.tripsJoined) joined · write-backs \(report.writeBacks) "
                 + "(\(report.writeBackFailures) failed) · overloaded \(report.overloaded) · refused connections "
                 + "\(report.connectionsRefused) · unresponsive workers \(report.unresponsiveWorkers)")
+        if let watches = report.watches {
+            lines.append(
+                "watches \(watches) · changes sent \(report.watchEventsSent ?? 0), dropped for slow watchers \(report.watchEventsDropped ?? 0)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -20,6 +20,8 @@ public final class MonarchClient: Sendable {
     private let ownedLoop: EventLoop?
     private let state = Mutex(State())
     private let reader = Mutex<Task<Void, Never>?>(nil)
+    // wt-keys: the active watches (MonarchClient+Watch.swift, WatchChannel.swift).
+    let watchTable = WatchTable()
 
     private struct State {
         var nextID: MessageID = 1
@@ -123,21 +125,19 @@ public final class MonarchClient: Sendable {
         }
     }
 
-    /// Drops cached entries on every cache worker: the one under an exact key, or every key
-    /// starting with a prefix. Keys read `METHOD domain path?sorted-query`, such as
-    /// `GET api users/1`.
+    /// Drops cached entries on every cache worker: by resource path (resolved through the
+    /// coordinator's routes), path prefix, tag, exact key or key prefix (see ``CacheTarget``;
+    /// ``invalidate(path:domain:)`` and its siblings say it shorter). Keys read
+    /// `METHOD domain path?sorted-query`, such as `GET api users/1` (``CacheKey``).
     ///
-    /// - Returns: how many entries were removed, and on how many workers.
-    /// - Throws: ``MonarchClientError/adminFailed(_:)`` when no cache worker is connected or
-    ///   one did not answer.
+    /// - Returns: how many entries were removed (0 when nothing was cached under the target),
+    ///   on how many workers, and what the target resolved to.
+    /// - Throws: ``MonarchClientError/adminFailed(_:)`` when no route matches a path, no cache
+    ///   worker is connected or one did not answer.
     public func invalidate(_ target: InvalidateMessage.Target) async throws(MonarchClientError) -> Invalidation {
         switch try await exchange({ id in .invalidate(InvalidateMessage(id: id, target: target)) }) {
         case .result(let result):
-            func count(_ name: String) -> Int {
-                if case .integer(let value)? = result.data?[name] { return Int(value) }
-                return 0
-            }
-            return Invalidation(removed: count("removed"), workers: count("workers"))
+            return Invalidation(result)  // wt-keys: the report parsed in Invalidation.swift (with `targets`)
         case .failure(let failure): throw .adminFailed("\(failure.error.code): \(failure.error.message)")
         case let other: throw .connectionLost("unexpected \(other.type) in answer to invalidate")
         }
@@ -151,7 +151,8 @@ public final class MonarchClient: Sendable {
     }
 
     /// Sends the message `make` builds with a fresh id and waits for the answer with that id.
-    private func exchange(_ make: (MessageID) -> WireMessage) async throws(MonarchClientError) -> WireMessage {
+    /// (wt-keys: internal, for MonarchClient+Watch.swift.)
+    func exchange(_ make: (MessageID) -> WireMessage) async throws(MonarchClientError) -> WireMessage {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -216,6 +217,11 @@ public final class MonarchClient: Sendable {
                         end = .connectionLost("protocol error: \(error.code.rawValue): \(error.message)")
                         continue
                     }
+                    // wt-keys: pushed watch events go to their watch, not to an exchange.
+                    if case .changed(let change) = message {
+                        self.watchTable.deliver(change)
+                        continue
+                    }
                     guard let id = message.id else { continue }
                     self.state.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: message)
                 }
@@ -228,6 +234,9 @@ public final class MonarchClient: Sendable {
                 return Array(state.pending.values)
             }
             for continuation in waiting { continuation.resume(throwing: end) }
+            // wt-keys: without a reconnect, watches end with the connection (a reconnecting
+            // client calls restoreWatches() on its new connection instead).
+            self.watchTable.finishAll()
         }
         reader.withLock { $0 = task }
     }

@@ -21,8 +21,9 @@ extension Configuration {
         public var clients = 1024
         /// `workers`: worker connections at once; more are closed at once.
         public var workers = 256
-        /// `idleTimeout`: a client connection with no request in flight that sends nothing
-        /// for this long is closed, and so is one that takes none of its answers for this long.
+        /// `idleTimeout`: a client connection with no request in flight and no watch that sends
+        /// nothing for this long is closed, and so is one that takes none of its answers for
+        /// this long.
         public var idleTimeout: Duration = .seconds(300)
         /// `inFlightPerClient`: requests (and admin exchanges) in flight on one client
         /// connection; more are answered `overloaded`.
@@ -52,8 +53,20 @@ extension Configuration {
         /// `invalidations`: invalidations remembered (to drop write-backs of trips that started
         /// before them); past this they are folded into one that covers every key.
         public var invalidations = 1000
-        /// `invalidateBytes`: the longest key or prefix an `invalidate` may name.
+        /// `invalidateBytes`: the longest key, prefix, tag or path an `invalidate` or `watch`
+        /// may name.
         public var invalidateBytes = 16 << 10
+        /// `tagsPerEntry`: the most tags a cached entry keeps from its upstream's
+        /// `Surrogate-Key` / `Cache-Tag` header; later ones are ignored.
+        public var tagsPerEntry = 32
+        /// `tagBytes`: the longest tag kept; longer ones are ignored.
+        public var tagBytes = 256
+        /// `watchesPerClient`: watches one client connection may hold; more are refused
+        /// (`overloaded`).
+        public var watchesPerClient = 64
+        /// `watchEvents`: `changed` events queued for one watcher while its client does not
+        /// read; past this they are dropped and the watcher gets one `overflow` event.
+        public var watchEvents = 256
         /// `heartbeat`: how often the coordinator pings each worker; a worker silent for two
         /// beats is taken out of rotation (and a local one killed and restarted).
         public var heartbeat: Duration = .seconds(1)
@@ -71,8 +84,8 @@ extension Configuration {
     static let limitKeys = [
         "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
-        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "heartbeat", "restarts",
-        "restartWindow",
+        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "tagsPerEntry", "tagBytes",
+        "watchesPerClient", "watchEvents", "heartbeat", "restarts", "restartWindow",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -129,6 +142,10 @@ extension Configuration {
         try count("backgroundTasks", &limits.backgroundTasks)
         try count("invalidations", &limits.invalidations)
         try size("invalidateBytes", &limits.invalidateBytes)
+        try count("tagsPerEntry", &limits.tagsPerEntry)
+        try size("tagBytes", &limits.tagBytes)
+        try count("watchesPerClient", &limits.watchesPerClient)
+        try count("watchEvents", &limits.watchEvents)
         try duration("heartbeat", &limits.heartbeat)
         try count("restarts", &limits.restarts)
         try duration("restartWindow", &limits.restartWindow)

@@ -1,5 +1,6 @@
 import Logging
 import Monarch
+import MonarchConfig
 import MonarchLoop
 import MonarchWire
 
@@ -29,9 +30,19 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     let invalidationMemory: Duration
     /// How many invalidations are remembered at most.
     let invalidationLimit: Int
+    /// The bounds on an entry's tags (`tagsPerEntry`, `tagBytes`).
+    let tagLimits: Configuration.Limits
+    /// Told about every write-back a worker acknowledged: its key, its tags, and whether it
+    /// refreshed an entry the trip found in the cache. Loop thread.
+    var onStored: ((_ key: String, _ tags: [String], _ refreshed: Bool) -> Void)?
 
-    /// A cache pool remembering at most `invalidationLimit` invalidations for `invalidationMemory`.
-    init(kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int) {
+    /// A cache pool remembering at most `invalidationLimit` invalidations for
+    /// `invalidationMemory`, keeping tags within `tagLimits`.
+    init(
+        kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int,
+        tagLimits: Configuration.Limits = Configuration.Limits()
+    ) {
+        self.tagLimits = tagLimits
         self.logger = logger
         self.invalidationMemory = invalidationMemory
         self.invalidationLimit = max(1, invalidationLimit)
@@ -57,6 +68,14 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         retryAllWaiting()
     }
 
+    /// Answers from the worker owning the key, noting on the trip when a cache had an entry
+    /// (its write-back is then a refresh, not a new entry).
+    override func perform(_ request: Request) async -> ProviderOutcome {
+        let outcome = await super.perform(request)
+        if case .response = outcome { Self.trip?.notes.noteCachedEntry() }
+        return outcome
+    }
+
     /// Each worker owns its keys, so requests for a full worker wait for that worker.
     override func lane(of worker: WorkerSession) -> String { worker.id }
 
@@ -66,20 +85,27 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     }
 
     /// Hands `response` to the worker owning the request's key, fresh for the response's TTL
-    /// (the upstream's) or else the route's. Failures are logged: write-back never fails a request.
+    /// (the upstream's) or else the route's, at most the TTL the requester asked for, and
+    /// tagged with the upstream's tags (``EntryTags``). Failures are logged: write-back never
+    /// fails a request.
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
         let tripStart = Self.trip?.start
+        let refreshed = Self.trip?.notes.hadCachedEntry ?? false
+        let tags = EntryTags.tags(of: response, within: tagLimits)
         await withTaskExecutorPreference(loop) {
-            if let tripStart, invalidated(key, since: tripStart) {
+            if let tripStart, invalidated(key, tags: tags, since: tripStart) {
                 storesSkipped += 1
                 logger.debug("not keeping \(key): it was invalidated while it was being fetched")
                 return
             }
             guard let worker = owner(of: key) else { return }
-            let ttl = response.ttl ?? request.route.ttl
-            switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl)) }) {
-            case .result?: stores += 1
+            var ttl = response.ttl ?? request.route.ttl
+            if let asked = request.route.requestedTTL { ttl = min(ttl ?? asked, asked) }
+            switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl, tags: tags)) }) {
+            case .result?:
+                stores += 1
+                onStored?(key, tags, refreshed)
             case .failure(let failure)?:
                 storeFailures += 1
                 // A shared store that is down drops every write-back: the worker counts them
@@ -103,16 +129,22 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         var workers = 0
         /// Why the others did not.
         var failures: [String] = []
+        /// The keys the workers reported dropping.
+        var removedKeys: [String] = []
+        /// Whether every worker that removed something listed its keys.
+        var keysComplete = true
     }
 
-    /// Whether an invalidation after `start` covers `key`.
-    private func invalidated(_ key: String, since start: ContinuousClock.Instant) -> Bool {
+    /// Whether an invalidation after `start` covers `key`, tagged `tags`.
+    private func invalidated(_ key: String, tags: [String], since start: ContinuousClock.Instant) -> Bool {
         if let folded = foldedInvalidationsUntil, folded > start { return true }
         return recentInvalidations.contains { invalidation in
             guard invalidation.at > start else { return false }
             switch invalidation.target {
             case .key(let invalidatedKey): return invalidatedKey == key
             case .prefix(let prefix): return key.utf8.starts(with: prefix.utf8)
+            case .tag(let tag): return tags.contains(tag)
+            case .path, .pathPrefix: return false
             }
         }
     }
@@ -149,7 +181,14 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
                     switch answer {
                     case .result(let result)?:
                         report.workers += 1
-                        if case .integer(let removed)? = result.data?["removed"] { report.removed += Int(removed) }
+                        var removed = 0
+                        if case .integer(let count)? = result.data?["removed"] { removed = Int(count) }
+                        report.removed += removed
+                        if case .array(let keys)? = result.data?["keys"] {
+                            for case .string(let key) in keys { report.removedKeys.append(key) }
+                        } else if removed > 0 {
+                            report.keysComplete = false
+                        }
                     case .failure(let failure)?:
                         report.failures.append("\(id): \(failure.error.code): \(failure.error.message)")
                     default:

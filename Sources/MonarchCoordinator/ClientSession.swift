@@ -38,17 +38,21 @@ final class ClientSession: @unchecked Sendable {
     private static let answersRemembered = 32
     /// When a frame last arrived (or the last call ended).
     private var lastActivity = ContinuousClock.now
+    /// `changed` events waiting for the client to take what it was sent.
+    private var outbox: WatchOutbox
 
     init(id: Int, connection: FrameConnection, coordinator: Coordinator) {
         self.id = id
         self.connection = connection
         self.coordinator = coordinator
+        self.outbox = WatchOutbox(limit: coordinator.limits.watchEvents)
         connection.onMessage = { [unowned self] message in received(message) }
         connection.onEnd = { [self] _ in ended() }
         // Back-pressure: no new requests are read while answers wait to be taken; waiting
         // exchanges start once they were.
         connection.stream.onWritabilityChanged = { [unowned self] writable in
             if writable {
+                flushWatchEvents()
                 connection.resume()
                 startWaiting()
             } else {
@@ -69,9 +73,11 @@ final class ClientSession: @unchecked Sendable {
         return max(1, min(limits.inFlightPerClient, limits.clientQueueBytes / max(largest, 1)))
     }
 
-    /// Whether the client has nothing in flight and has sent nothing for `timeout`.
+    /// Whether the client has nothing in flight, holds no watch (a watcher may rightly wait in
+    /// silence for changes), and has sent nothing for `timeout`.
     func isIdle(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
         calls.isEmpty && waiting.isEmpty && now - lastActivity > timeout && connection.isOpen
+            && coordinator.watches.count(of: id) == 0
     }
 
     /// The answers queued for the client when ``isStalled(now:timeout:)`` last looked, and
@@ -125,6 +131,10 @@ final class ClientSession: @unchecked Sendable {
             startCall(admin.id, "scale") { [self] _ in await coordinator.scale(admin) }
         case .invalidate(let admin):
             startCall(admin.id, "invalidate") { [self] _ in await coordinator.invalidate(admin) }
+        case .watch(let watch):
+            send(coordinator.watch(watch, for: id))
+        case .unwatch(let unwatch):
+            send(coordinator.unwatch(unwatch, for: id))
         case .store(let admin):
             send(unsupported(admin.id, "store"))
         case .error(let error):
@@ -211,6 +221,34 @@ final class ClientSession: @unchecked Sendable {
                 to: coordinator.logger)
             connection.close()
         }
+    }
+
+    /// Sends `event` now if the client takes what it is sent and nothing of its watch waits;
+    /// otherwise queues it in the bounded ``WatchOutbox`` (or drops it for an `overflow`).
+    func deliver(_ event: ChangedMessage) {
+        guard connection.isOpen else { return }
+        if outbox.isClear(event.watch), connection.stream.isWritable {
+            sendWatchEvent(event)
+        } else if !outbox.enqueue(event) {
+            coordinator.watchEventsDropped += 1
+        }
+    }
+
+    /// Forgets the events waiting for `watch` (it was unwatched).
+    func forgetWatch(_ watch: MessageID) {
+        outbox.forget(watch)
+    }
+
+    /// Sends the waiting events while the client takes them.
+    private func flushWatchEvents() {
+        while connection.isOpen, connection.stream.isWritable, let event = outbox.next() {
+            sendWatchEvent(event)
+        }
+    }
+
+    private func sendWatchEvent(_ event: ChangedMessage) {
+        coordinator.watchEventsSent += 1
+        try? connection.send(.changed(event))
     }
 
     private func ended() {

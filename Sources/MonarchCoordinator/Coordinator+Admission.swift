@@ -141,6 +141,7 @@ extension Coordinator {
 
     func clientLeft(_ session: ClientSession) {
         clients[session.id] = nil
+        watches.removeAll(of: session.id)
     }
 
     private func admitWorker(_ connection: FrameConnection, hello: Hello) {

@@ -5,33 +5,36 @@ extension Coordinator {
     /// The pools whose workers keep responses.
     var cachePools: [CachePool] { pools.keys.sorted().compactMap { pools[$0] as? CachePool } }
 
-    /// Drops the entries `message` names from every cache worker: a `result` with `removed`
-    /// (entries) and `workers` (that answered), or a `failure` when no cache worker is
-    /// connected or one of them did not answer (`invalidateIncomplete`: the others did drop
-    /// theirs). Loop thread.
+    /// Drops the entries `message` names from every cache worker, paths resolved through the
+    /// router first (``TargetResolution``): a `result` with `removed` (entries), `workers`
+    /// (that answered) and `targets` (the keys, prefixes or tag the message resolved to), or a
+    /// `failure` when the target does not resolve (`noRoute`, `invalidPath`, `unknownDomain`,
+    /// `requestTooLarge`), no cache worker is connected, or one of them did not answer
+    /// (`invalidateIncomplete`: the others did drop theirs). Loop thread.
     func invalidate(_ message: InvalidateMessage) async -> WireMessage {
         loop.preconditionInEventLoop()
-        let named = switch message.target {
-        case .key(let key): key
-        case .prefix(let prefix): prefix
-        }
-        guard named.utf8.count <= limits.invalidateBytes else {
-            return .failure(FailureMessage(id: message.id, error: ChainError(
-                .requestTooLarge,
-                "the key or prefix is \(named.utf8.count) bytes; the limit is \(limits.invalidateBytes) (limits.invalidateBytes)"
-            ).detail))
+        let targets: [CacheTarget]
+        do {
+            targets = try targetResolution.resolve(message.target)
+        } catch {
+            return .failure(FailureMessage(id: message.id, error: error.detail))
         }
         var total = CachePool.InvalidationReport()
         for pool in cachePools {
-            let report = await pool.invalidate(message.target)
-            total.removed += report.removed
-            total.workers += report.workers
-            total.failures += report.failures
+            var answered = 0
+            for target in targets {
+                let report = await pool.invalidate(target)
+                total.removed += report.removed
+                answered = max(answered, report.workers)
+                total.failures += report.failures
+                total.removedKeys += report.removedKeys
+                total.keysComplete = total.keysComplete && report.keysComplete
+            }
+            total.workers += answered
         }
-        let what = switch message.target {
-        case .key(let key): "key \(LogText.quoted(key))"
-        case .prefix(let prefix): "prefix \(LogText.quoted(prefix))"
-        }
+        let what = message.target.description
+        // Watchers hear of what was dropped, also when some workers did not answer.
+        if total.removed > 0 { notifyInvalidated(targets, removedKeys: total.keysComplete ? total.removedKeys : nil) }
         if total.workers == 0, total.failures.isEmpty {
             return .failure(FailureMessage(
                 id: message.id, error: .init(code: "unavailable", message: "no cache worker is connected to invalidate \(what)")))
@@ -47,6 +50,7 @@ extension Coordinator {
             to: logger)
         return .result(ResultMessage(id: message.id, data: [
             "removed": .integer(Int64(total.removed)), "workers": .integer(Int64(total.workers)),
+            "targets": .array(targets.map { .string($0.text) }),
         ]))
     }
 }

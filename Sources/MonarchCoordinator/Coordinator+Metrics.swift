@@ -4,10 +4,11 @@ import MonarchWire
 // Prometheus's conventions), brought up to date when scraped.
 extension Coordinator {
     /// Brings every metric up to date: requests, answers by source and status, failures by
-    /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, workers
-    /// by state, restarts, overloads, refusals, and the cache workers' evictions and shared
-    /// store (Redis: workers connected and not, dropped writes, lookups missed while it was
-    /// unreachable), asked of them, a second at most each. Loop thread.
+    /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, watches and
+    /// their events (sent, dropped), workers by state, restarts, overloads, refusals, and the
+    /// cache workers' evictions and shared store (Redis: workers connected and not, dropped
+    /// writes, lookups missed while it was unreachable), asked of them, a second at most each.
+    /// Loop thread.
     func syncMetrics(_ sync: MetricsSync) async {
         loop.preconditionInEventLoop()
         var byDomain: [String: Int] = [:]
@@ -30,6 +31,9 @@ extension Coordinator {
         sync.count("monarch_unresponsive_workers_total", total: unresponsiveWorkers)
         sync.gauge("monarch_requests_in_flight", [], requestsInFlight)
         sync.gauge("monarch_clients", [], clients.count)
+        sync.gauge("monarch_watches", [], watches.count)
+        sync.count("monarch_watch_events_total", [("result", "sent")], total: watchEventsSent)
+        sync.count("monarch_watch_events_total", [("result", "dropped")], total: watchEventsDropped)
         let report = statusReport()
         var states: [String: [StatusReport.Worker.State: Int]] = [:]
         var restarts: [String: Int] = [:]

@@ -70,7 +70,8 @@ extension Coordinator {
             backgroundDropped: flights.work.background.dropped,
             invalidationsRemembered: cachePools.map(\.rememberedInvalidations).reduce(0, +),
             writeBacks: cachePools.map(\.stores).reduce(0, +),
-            writeBackFailures: cachePools.map(\.storeFailures).reduce(0, +))
+            writeBackFailures: cachePools.map(\.storeFailures).reduce(0, +),
+            watches: watches.count, watchEventsSent: watchEventsSent, watchEventsDropped: watchEventsDropped)
     }
 
     /// The resident memory of process `pid` in bytes (VmRSS), if it can be read.

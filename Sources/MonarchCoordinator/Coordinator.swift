@@ -33,13 +33,13 @@ public final class Coordinator: @unchecked Sendable {
     let logger: Logger
     /// The bounds the coordinator keeps.
     var limits: Configuration.Limits { configuration.limits }
-    private let router: Router<RouteOptions>
+    let router: Router<RouteOptions>
     /// Paths seen lately, parsed and routed.
     private let routes = RouteCache()
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
     /// Chains by domain name, in the configured order.
-    private let chains: [String: [WorkerPool]]
+    let chains: [String: [WorkerPool]]
     let flights: FlightTable
     private var listeners: [Listener] = []
     var clients: [Int: ClientSession] = [:]
@@ -88,6 +88,11 @@ public final class Coordinator: @unchecked Sendable {
     var peerLog = LogLimiter()
     /// Log lines about admin exchanges clients may send at will (invalidations), likewise.
     var adminLog = LogLimiter()
+    /// Every client's watches (`watch` messages), at most `limits.watchesPerClient` each.
+    var watches: WatchRegistry
+    /// `changed` events sent to watchers, and dropped for watchers that did not read.
+    var watchEventsSent = 0
+    var watchEventsDropped = 0
 
     /// Told about each worker that registers. Loop thread.
     public var onWorkerRegistered: ((WorkerInfo) -> Void)?
@@ -113,6 +118,10 @@ public final class Coordinator: @unchecked Sendable {
         })
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
         self.statistics = RequestStatistics(metricsOn: configuration.metrics != nil)
+        self.watches = WatchRegistry(perClient: configuration.limits.watchesPerClient)
+        for case let pool as CachePool in pools.values {
+            pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
+        }
     }
 
     /// The pool for workers of `kind`: a ``CachePool`` for the kinds that keep responses.
@@ -123,7 +132,7 @@ public final class Coordinator: @unchecked Sendable {
         return CachePool(
             kind: kind, loop: loop, logger: logger,
             invalidationMemory: longestTrip + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
-            invalidationLimit: configuration.limits.invalidations)
+            invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits)
     }
 
     /// The addresses clients connect to, as bound (a `tcp:…:0` shows the chosen port).

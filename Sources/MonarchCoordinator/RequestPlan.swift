@@ -65,13 +65,20 @@ struct RequestPlan {
             throw ChainError(.invalidPath, "invalid path \(LogText.quoted(routed.encoded)): \(error.message)")
         }
         let method = message.method ?? "GET"
-        let key = RequestKey.make(method: method, domain: domain, encodedPath: routed.encoded, query: query)
+        let key = CacheKey(method: method, domain: domain, encodedPath: routed.encoded, query: query).rawValue
+        // A TTL the client asks for is honoured within the route's: it may shorten, never lengthen.
+        let requestedTTL = message.ttlMs.map { asked in
+            let duration = Duration.milliseconds(Int64(clamping: asked))
+            return route.ttl.map { min($0, duration) } ?? duration
+        }
         var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(
             path: routed.encoded, query: query, method: method, headers: message.headers ?? [:], body: message.body,
             policy: message.policy ?? route.policy, deadline: deadline,
-            route: RouteContext(parameters: match.parameters, upstream: upstream, ttl: route.ttl, cacheKey: key))
+            route: RouteContext(
+                parameters: match.parameters, upstream: upstream, ttl: requestedTTL ?? route.ttl, cacheKey: key,
+                requestedTTL: requestedTTL))
         providers = chain
         self.domain = domain
         self.deadline = deadline
@@ -79,7 +86,9 @@ struct RequestPlan {
         // cache's answer) and the same negotiation headers; never a read whose answer may be
         // for its caller alone.
         if request.isShareable {
-            sharedKey = "\(key) \(request.policy?.rawValue ?? "default")\n\(request.negotiationVariant)"
+            // Reads asking for different TTLs store differently, so they do not share.
+            let ttl = requestedTTL.map { " ttl=\($0.wholeMilliseconds)" } ?? ""
+            sharedKey = "\(key) \(request.policy?.rawValue ?? "default")\(ttl)\n\(request.negotiationVariant)"
         }
     }
 

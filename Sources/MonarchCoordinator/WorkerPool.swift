@@ -19,6 +19,8 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         var budget: TripBudget?
         /// The client session the trip is for: whose turn it takes in the queues.
         var client: Int
+        /// What the trip met on its way, for the write-back's `changed` events.
+        var notes = TripNotes()
     }
 
     /// The trip of the running task.

@@ -46,6 +46,9 @@ public struct Router<Target: Sendable>: Sendable {
         routes.compactMap { matched($0, path) }
     }
 
+    /// Every route's pattern and target, in precedence order.
+    public var patterns: [(pattern: RoutePattern, target: Target)] { routes.map { ($0.pattern, $0.target) } }
+
     /// The number of routes added.
     public var count: Int { routes.count }
 

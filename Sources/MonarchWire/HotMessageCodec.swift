@@ -143,7 +143,8 @@ enum HotMessageCodec {
             var message = StoreMessage(id: id, key: key, status: Int(status))
             guard read("headers", into: &message.headers, { $0.stringMap() }),
                 read("body", into: &message.content, Self.body),
-                read("ttlMs", into: &message.ttlMs, { $0.unsignedInteger() })
+                read("ttlMs", into: &message.ttlMs, { $0.unsignedInteger() }),
+                read("tags", into: &message.tags, { $0.stringArray() })
             else { return nil }
             return message
         }
@@ -353,6 +354,7 @@ enum HotMessageCodec {
             writer.field("headers", store.headers)
             writer.field("body", store.content)
             writer.field("ttlMs", store.ttlMs)
+            writer.field("tags", store.tags)
         case .miss(let miss):
             writer.begin(type: "miss")
             writer.field("id", miss.id)
@@ -470,6 +472,17 @@ private struct JSONWriter {
             string(text)
         }
         raw(UInt8(ascii: "}"))
+    }
+
+    mutating func field(_ name: String, _ value: [String]?) {
+        guard let value else { return }
+        key(name)
+        raw(UInt8(ascii: "["))
+        for (index, text) in value.enumerated() {
+            if index > 0 { raw(UInt8(ascii: ",")) }
+            string(text)
+        }
+        raw(UInt8(ascii: "]"))
     }
 
     mutating func field(_ name: String, _ value: Data?) {

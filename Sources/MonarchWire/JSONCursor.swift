@@ -294,4 +294,16 @@ struct JSONCursor {
         } while consume(UInt8(ascii: ","))
         return consume(UInt8(ascii: "}")) ? map : nil
     }
+
+    /// A JSON array of strings, such as a store's tags; nil for anything else.
+    mutating func stringArray() -> [String]? {
+        guard consume(UInt8(ascii: "[")) else { return nil }
+        var array: [String] = []
+        if consume(UInt8(ascii: "]")) { return array }
+        repeat {
+            guard let value = string() else { return nil }
+            array.append(value)
+        } while consume(UInt8(ascii: ","))
+        return consume(UInt8(ascii: "]")) ? array : nil
+    }
 }

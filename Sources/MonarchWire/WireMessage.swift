@@ -15,6 +15,9 @@ public enum WireMessage: Sendable, Equatable {
     case scale(ScaleMessage)
     case result(ResultMessage)
     case error(ErrorMessage)
+    case watch(WatchMessage)
+    case unwatch(UnwatchMessage)
+    case changed(ChangedMessage)
 
     /// The message's `type` on the wire.
     public var type: String {
@@ -34,6 +37,9 @@ public enum WireMessage: Sendable, Equatable {
         case .scale: "scale"
         case .result: "result"
         case .error: "error"
+        case .watch: "watch"
+        case .unwatch: "unwatch"
+        case .changed: "changed"
         }
     }
 
@@ -54,6 +60,10 @@ public enum WireMessage: Sendable, Equatable {
         case .scale(let m): m.id
         case .result(let m): m.id
         case .error(let m): m.id
+        case .watch(let m): m.id
+        case .unwatch(let m): m.id
+        // Not an exchange: it names its watch in `watch`.
+        case .changed: nil
         }
     }
 }
@@ -64,7 +74,7 @@ extension WireMessage: Codable {
     /// Every `type` this protocol version knows.
     public static let knownTypes: Set<String> = [
         "hello", "welcome", "request", "response", "miss", "failure", "cancel", "ping", "pong",
-        "store", "invalidate", "status", "scale", "result", "error",
+        "store", "invalidate", "status", "scale", "result", "error", "watch", "unwatch", "changed",
     ]
 
     public init(from decoder: any Decoder) throws {
@@ -86,6 +96,9 @@ extension WireMessage: Codable {
         case "scale": self = .scale(try ScaleMessage(from: decoder))
         case "result": self = .result(try ResultMessage(from: decoder))
         case "error": self = .error(try ErrorMessage(from: decoder))
+        case "watch": self = .watch(try WatchMessage(from: decoder))
+        case "unwatch": self = .unwatch(try UnwatchMessage(from: decoder))
+        case "changed": self = .changed(try ChangedMessage(from: decoder))
         default: throw UnknownMessageType(type: type)
         }
     }
@@ -109,6 +122,9 @@ extension WireMessage: Codable {
         case .scale(let m): try m.encode(to: encoder)
         case .result(let m): try m.encode(to: encoder)
         case .error(let m): try m.encode(to: encoder)
+        case .watch(let m): try m.encode(to: encoder)
+        case .unwatch(let m): try m.encode(to: encoder)
+        case .changed(let m): try m.encode(to: encoder)
         }
     }
 }

@@ -5,25 +5,42 @@ import MonarchWire
 /// `invalidate` messages. A worker whose provider is not a cache answers them with a
 /// `invalidRequest` failure.
 public protocol CacheMaintenance: Sendable {
-    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil). Returns
-    /// only once the entry is as durable as the store promises (on disk for a file store), so
-    /// an acknowledged store survives a restart.
+    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), tagged
+    /// with `tags` (replacing the tags of an entry it replaces). Returns only once the entry is
+    /// as durable as the store promises (on disk for a file store), so an acknowledged store
+    /// survives a restart.
     ///
     /// - Throws: ``ProviderFailure`` when the entry cannot be kept.
-    func store(_ response: Response, under key: String) async throws(ProviderFailure)
+    func store(_ response: Response, under key: String, tags: [String]) async throws(ProviderFailure)
 
-    /// Drops the entry under `target`'s key, or every entry whose key starts with its prefix.
+    /// Drops the entry under `target`'s key, every entry whose key starts with its prefix, or
+    /// every entry tagged with its tag (the coordinator sends no other targets).
     ///
-    /// - Returns: how many entries were dropped.
+    /// - Returns: the keys of the entries dropped, each once.
     /// - Throws: ``ProviderFailure`` when the store cannot be changed.
-    func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int
+    func invalidateKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String]
 
     /// Figures of the store for `status` (entries, bytes, evictions, …), added to the
     /// worker's counters; none by default.
     var statusFigures: [String: JSONValue] { get }
 }
 
+/// How many dropped keys a cache worker lists in its answer to an `invalidate` (`keys`): the
+/// coordinator tells watchers of those keys; past this many it lists none, and the coordinator
+/// tells every key and prefix watcher a tag invalidation may concern.
+public let invalidatedKeysReported = 1000
+
 extension CacheMaintenance {
+    /// Drops like ``invalidateKeys(_:)``; returns how many entries were dropped.
+    public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
+        try await invalidateKeys(target).count
+    }
+
+    /// Keeps `response` under `key` with no tags.
+    public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
+        try await store(response, under: key, tags: [])
+    }
+
     /// No figures.
     public var statusFigures: [String: JSONValue] { [:] }
 }

@@ -154,12 +154,15 @@ public final class WorkerRuntime: Sendable {
             await send(prepare(.result(ResultMessage(id: status.id, data: data))), on: connection)
         case .store(let store):
             maintain(store.id, on: connection) { cache throws(ProviderFailure) in
-                try await cache.store(Response(store), under: store.key)
+                try await cache.store(Response(store), under: store.key, tags: store.tags ?? [])
                 return ["stored": .bool(true)]
             }
         case .invalidate(let invalidate):
             maintain(invalidate.id, on: connection) { cache throws(ProviderFailure) in
-                ["removed": .integer(Int64(try await cache.invalidate(invalidate.target)))]
+                let keys = try await cache.invalidateKeys(invalidate.target)
+                var data: [String: JSONValue] = ["removed": .integer(Int64(keys.count))]
+                if keys.count <= invalidatedKeysReported { data["keys"] = .array(keys.map { .string($0) }) }
+                return data
             }
         case .error(let error):
             logger.error("the coordinator reported a protocol error: \(error.code.rawValue): \(error.message)")

@@ -14,7 +14,7 @@ from harness import case, expect_failure
 
 VECTORS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                        "Protocols", "vectors", "frames.json")
-CLIENT_TYPES = {"hello", "request", "cancel", "invalidate", "status", "scale", "ping", "pong", "error"}
+CLIENT_TYPES = {"hello", "request", "cancel", "invalidate", "status", "scale", "watch", "unwatch", "ping", "pong", "error"}
 
 
 @case("smoke", "-", "control: bundle files, an origin fetch, a cache hit and status answer correctly "

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Monarch
 import MonarchClient
+import MonarchRouter
 import MonarchWire
 import Testing
 
@@ -176,40 +177,94 @@ struct CacheTests {
         }
     }
 
-    @Test("monarch invalidate drops one key, then a prefix; the next reads go to the bundle")
+    @Test("monarch invalidate drops a path, then a path prefix, through the routes; says when nothing matched; --key and --key-prefix take raw keys")
     func invalidation() async throws {
         try await TestCluster.with(cacheConfig()) { cluster in
             let client = try await cluster.connect()
             defer { Task { await client.close() } }
-            for name in ["a", "b", "c"] {
+            for name in ["a", "b", "c", "d"] {
                 try cluster.rewrite("keep/\(name).txt", "\(name)1")
                 _ = try await perform(client, Request(path: "keep/\(name).txt"))
             }
-            try cluster.rewrite("keep2/x.txt", "x1")
-            try await cluster.waitForWriteBacks(3)
-            for name in ["a", "b", "c"] { try cluster.rewrite("keep/\(name).txt", "\(name)2") }
+            try await cluster.waitForWriteBacks(4)
+            for name in ["a", "b", "c", "d"] { try cluster.rewrite("keep/\(name).txt", "\(name)2") }
             let address = "\(cluster.clientAddress)"
 
-            let one = try await Spawned.run(Executables.monarch, ["invalidate", "GET static keep/a.txt", "--address", address])
+            // A path, written as monarch get takes it (a leading / is the same path).
+            let one = try await Spawned.run(Executables.monarch, ["invalidate", "/keep/a.txt", "--address", address])
             #expect(one.status == 0, "\(one.stderr)")
-            #expect(String(decoding: one.stdout, as: UTF8.self) == "removed 1 entry on 1 cache worker\n")
+            #expect(
+                String(decoding: one.stdout, as: UTF8.self)
+                    == "removed 1 entry on 1 cache worker (GET static keep/a.txt, HEAD static keep/a.txt)\n")
             #expect(body(try await perform(client, Request(path: "keep/a.txt"))) == "a2")
             #expect(body(try await perform(client, Request(path: "keep/b.txt"))) == "b1")
 
-            let none = try await Spawned.run(Executables.monarch, ["invalidate", "GET static keep/zzz", "--address", address])
-            #expect(String(decoding: none.stdout, as: UTF8.self) == "removed 0 entries on 1 cache worker\n")
+            let none = try await Spawned.run(Executables.monarch, ["invalidate", "keep/zzz", "--address", address])
+            #expect(none.status == 0, "\(none.stderr)")
+            #expect(
+                String(decoding: none.stdout, as: UTF8.self)
+                    == "nothing matched GET static keep/zzz, HEAD static keep/zzz: removed 0 entries on 1 cache worker\n")
 
-            try await cluster.waitForWriteBacks(4)
-            let prefix = try await Spawned.run(
-                Executables.monarch, ["invalidate", "--prefix", "GET static keep/", "--address", address])
+            let noRoute = try await Spawned.run(Executables.monarch, ["invalidate", "users/1", "--address", address])
+            #expect(noRoute.status == 1)
+            #expect(noRoute.stderr.contains("noRoute"), "\(noRoute.stderr)")
+            #expect(noRoute.stderr.contains("no route matches \"users/1\""), "\(noRoute.stderr)")
+
+            let looksLikeKey = try await Spawned.run(Executables.monarch, ["invalidate", "GET static keep/b.txt", "--address", address])
+            #expect(looksLikeKey.status == 64)
+            #expect(looksLikeKey.stderr.contains("looks like a raw cache key"), "\(looksLikeKey.stderr)")
+
+            let raw = try await Spawned.run(Executables.monarch, ["invalidate", "--key", "GET static keep/b.txt", "--address", address])
+            #expect(String(decoding: raw.stdout, as: UTF8.self) == "removed 1 entry on 1 cache worker (GET static keep/b.txt)\n")
+
+            try await cluster.waitForWriteBacks(5)
+            let prefix = try await Spawned.run(Executables.monarch, ["invalidate", "--prefix", "keep/", "--address", address])
             #expect(prefix.status == 0, "\(prefix.stderr)")
-            #expect(String(decoding: prefix.stdout, as: UTF8.self) == "removed 3 entries on 1 cache worker\n")
-            #expect(body(try await perform(client, Request(path: "keep/b.txt"))) == "b2")
+            #expect(
+                String(decoding: prefix.stdout, as: UTF8.self)
+                    == "removed 3 entries on 1 cache worker (GET static keep/, HEAD static keep/)\n")
             #expect(body(try await perform(client, Request(path: "keep/c.txt"))) == "c2")
+            #expect(body(try await perform(client, Request(path: "keep/d.txt"))) == "d2")
+
+            try await cluster.waitForWriteBacks(7)
+            let keyPrefix = try await Spawned.run(
+                Executables.monarch, ["invalidate", "--key-prefix", "GET static keep/", "--address", address])
+            #expect(String(decoding: keyPrefix.stdout, as: UTF8.self).hasPrefix("removed 2 entries"), "\(keyPrefix.stderr)")
+
+            let noPrefixRoute = try await Spawned.run(Executables.monarch, ["invalidate", "--prefix", "users/", "--address", address])
+            #expect(noPrefixRoute.status == 1)
+            #expect(noPrefixRoute.stderr.contains("no route matches paths starting with \"users/\""), "\(noPrefixRoute.stderr)")
 
             let bad = try await Spawned.run(Executables.monarch, ["invalidate", "--address", address])
             #expect(bad.status != 0)
-            #expect(bad.stderr.contains("give a KEY or --prefix PREFIX"))
+            #expect(bad.stderr.contains("give one of PATH, --prefix PATH, --tag TAG, --key KEY or --key-prefix PREFIX"))
+        }
+    }
+
+    @Test("MonarchClient invalidates by path and path prefix in a named domain, and by CacheKey")
+    func clientInvalidation() async throws {
+        try await TestCluster.with(cacheConfig()) { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            for name in ["x", "y"] {
+                try cluster.rewrite("keep/\(name).txt", "\(name)1")
+                _ = try await perform(client, Request(path: "keep/\(name).txt"))
+            }
+            try await cluster.waitForWriteBacks(2)
+            #expect(try CacheKey(Request(path: "/keep/x.txt"), domain: "static") == CacheKey(domain: "static", parsing: "keep/x.txt"))
+            let byKey = try await client.invalidate(key: CacheKey(Request(path: "keep/x.txt"), domain: "static"))
+            #expect(byKey == Invalidation(removed: 1, workers: 1, targets: ["GET static keep/x.txt"]))
+            let byPath = try await client.invalidate(path: "keep/x.txt")
+            #expect(byPath.matchedNothing)
+            #expect(byPath.targets == ["GET static keep/x.txt", "HEAD static keep/x.txt"])
+            let elsewhere = try await client.invalidate(pathPrefix: "keep/", domain: "static")
+            #expect(elsewhere.removed == 1)
+            do {
+                _ = try await client.invalidate(path: "keep/y.txt", domain: "nope")
+                Issue.record("an unknown domain was accepted")
+            } catch {
+                #expect("\(error)".contains("unknownDomain"), "\(error)")
+            }
         }
     }
 
@@ -217,7 +272,7 @@ struct CacheTests {
     func invalidateWithoutCache() async throws {
         try await TestCluster.with { cluster in
             let result = try await Spawned.run(
-                Executables.monarch, ["invalidate", "GET static docs/hello.txt", "--address", "\(cluster.clientAddress)"])
+                Executables.monarch, ["invalidate", "docs/hello.txt", "--address", "\(cluster.clientAddress)"])
             #expect(result.status == 1)
             #expect(result.stderr.contains("no cache worker is connected"))
         }
@@ -276,7 +331,7 @@ struct CacheTests {
             let client2 = try await cluster.connect()
             let done = try await client2.invalidate(.prefix("GET static keep/s"))
             await client2.close()
-            #expect(done == Invalidation(removed: 30, workers: 3))
+            #expect(done == Invalidation(removed: 30, workers: 3, targets: ["GET static keep/s"]))
         }
     }
 }
@@ -319,7 +374,7 @@ struct HandStartedCacheTests {
             _ = try await first.waitForExit(timeout: 20)
             try await eventually("one cache worker left") { try await cluster.status().workers("cache").count == 1 }
             let result = try await Spawned.run(
-                Executables.monarch, ["invalidate", "--prefix", "GET static keep/", "--address", "\(cluster.clientAddress)"])
+                Executables.monarch, ["invalidate", "--prefix", "keep/", "--address", "\(cluster.clientAddress)"])
             #expect(result.status == 1)
             #expect(result.stderr.contains("invalidateIncomplete"), "\(result.stderr)")
             #expect(result.stderr.contains("twin: not connected"), "\(result.stderr)")

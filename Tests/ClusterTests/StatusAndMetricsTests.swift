@@ -98,7 +98,7 @@ struct StatusAndMetricsTests {
 
             let table = try await Spawned.run(Executables.monarch, ["status", "--address", "\(cluster.clientAddress)"])
             let text = String(decoding: table.stdout, as: UTF8.self)
-            for fragment in ["POOL", "bundle-1", "cache-1", "ready", "DOMAIN", "50.0%", "answers by source: bundle 3, cache 1"] {
+            for fragment in ["POOL", "bundle-1", "cache-1", "ready", "DOMAIN", "50.0%", "answers by source: bundle 3, cache 1", "watches 0 · changes sent 0"] {
                 #expect(text.contains(fragment), "no \(fragment) in:\n\(text)")
             }
         }
@@ -141,6 +141,8 @@ struct StatusAndMetricsTests {
             #expect(samples["monarch_cache_misses_total{domain=cached}"] == 1)
             #expect(samples["monarch_write_backs_total{result=stored}"] == 1)
             #expect(samples["monarch_workers{kind=bundle,state=ready}"] == 1)
+            #expect(samples["monarch_watches{}"] == 0)
+            #expect(samples["monarch_watch_events_total{result=dropped}"] == 0)
             #expect(samples["monarch_request_duration_seconds_count{domain=static}"] == 3)
             #expect(samples["monarch_request_duration_seconds_bucket{domain=static,le=+Inf}"] == 3)
             #expect(samples["monarch_cache_evictions_total{kind=cache}"] == 0)

@@ -48,7 +48,9 @@ import Testing
             #expect(response.stale == nil)
             #expect(response.ttlMs == 60_000)
             try await worker.send(.invalidate(InvalidateMessage(id: 3, target: .prefix("users/"))))
-            #expect(try await worker.nextMessage() == .result(ResultMessage(id: 3, data: ["removed": .integer(1)])))
+            #expect(
+                try await worker.nextMessage()
+                    == .result(ResultMessage(id: 3, data: ["removed": .integer(1), "keys": .array([.string("users/1")])])))
             try await worker.send(.request(RequestMessage(id: 4, path: "users/1", key: "users/1")))
             guard case .miss(let miss)? = try await worker.nextMessage() else {
                 Issue.record("expected a miss")

@@ -23,20 +23,23 @@ public struct StoreMessage: Codable, Sendable, Equatable {
     }
     /// How long to keep the entry fresh, in milliseconds; absent means no expiry.
     public var ttlMs: UInt64?
+    /// The entry's tags (from the upstream's `Surrogate-Key` or `Cache-Tag`), for invalidation
+    /// and watches by tag; absent: none.
+    public var tags: [String]?
 
     /// Creates a store message whose body is `content`, as it travels.
     public init(
         id: MessageID, key: String, status: Int, headers: [String: String]? = nil, ttlMs: UInt64? = nil,
-        content: MessageBody?
+        content: MessageBody?, tags: [String]? = nil
     ) {
-        self.init(id: id, key: key, status: status, headers: headers, ttlMs: ttlMs)
+        self.init(id: id, key: key, status: status, headers: headers, ttlMs: ttlMs, tags: tags)
         self.content = content
     }
 
     /// Creates a store message.
     public init(
         id: MessageID, key: String, status: Int, headers: [String: String]? = nil, body: Data? = nil,
-        ttlMs: UInt64? = nil
+        ttlMs: UInt64? = nil, tags: [String]? = nil
     ) {
         self.id = id
         self.key = key
@@ -44,9 +47,10 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         self.headers = headers
         self.content = body.map(MessageBody.init)
         self.ttlMs = ttlMs
+        self.tags = tags
     }
 
-    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs }
+    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs, tags }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -56,6 +60,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
         content = try c.decodeIfPresent(Data.self, forKey: .body).map(MessageBody.init)
         ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
+        tags = try c.decodeIfPresent([String].self, forKey: .tags)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,56 +71,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         try c.encodeIfPresent(headers, forKey: .headers)
         try c.encodeIfPresent(body, forKey: .body)
         try c.encodeIfPresent(ttlMs, forKey: .ttlMs)
-    }
-}
-
-/// Drops cached entries: one key, or every key that starts with a prefix.
-public struct InvalidateMessage: Codable, Sendable, Equatable {
-    /// Which entries to drop.
-    public enum Target: Sendable, Equatable {
-        /// Exactly this key.
-        case key(String)
-        /// Every key starting with this prefix.
-        case prefix(String)
-    }
-
-    /// The exchange's id; answered by a ``ResultMessage``.
-    public var id: MessageID
-    /// Which entries to drop.
-    public var target: Target
-
-    /// Creates an invalidate message.
-    public init(id: MessageID, target: Target) {
-        self.id = id
-        self.target = target
-    }
-
-    private enum CodingKeys: String, CodingKey { case id, key, prefix }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        let key = try c.decodeIfPresent(String.self, forKey: .key)
-        let prefix = try c.decodeIfPresent(String.self, forKey: .prefix)
-        switch (key, prefix) {
-        case (let key?, nil): target = .key(key)
-        case (nil, let prefix?): target = .prefix(prefix)
-        case (_?, _?):
-            throw DecodingError.dataCorruptedError(
-                forKey: .prefix, in: c, debugDescription: "give either key or prefix, not both")
-        case (nil, nil):
-            throw DecodingError.keyNotFound(
-                CodingKeys.key, .init(codingPath: c.codingPath, debugDescription: "one of key or prefix is required"))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        switch target {
-        case .key(let key): try c.encode(key, forKey: .key)
-        case .prefix(let prefix): try c.encode(prefix, forKey: .prefix)
-        }
+        try c.encodeIfPresent(tags, forKey: .tags)
     }
 }
 

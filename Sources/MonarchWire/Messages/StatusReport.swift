@@ -248,6 +248,13 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var writeBacks: Int
     /// Write-backs refused or lost.
     public var writeBackFailures: Int
+    /// Watches active now, all clients together (absent from coordinators without watches).
+    public var watches: Int?
+    /// `changed` events sent to watchers since start.
+    public var watchEventsSent: Int?
+    /// `changed` events dropped for watchers that did not read (each such run ends in an
+    /// `overflow` event) since start.
+    public var watchEventsDropped: Int?
 
     /// Creates a report.
     public init(
@@ -255,7 +262,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         requestsInFlight: Int, answersBySource: [String: Int], failuresByCode: [String: Int], tripsStarted: Int,
         tripsJoined: Int, joinersAskedAlone: Int, waitingForWorkers: Int, overloaded: Int, connectionsRefused: Int,
         slowReadersClosed: Int, idleClientsClosed: Int, unresponsiveWorkers: Int, draining: Bool, refreshesStarted: Int,
-        backgroundRunning: Int, backgroundDropped: Int, invalidationsRemembered: Int, writeBacks: Int, writeBackFailures: Int
+        backgroundRunning: Int, backgroundDropped: Int, invalidationsRemembered: Int, writeBacks: Int, writeBackFailures: Int,
+        watches: Int? = nil, watchEventsSent: Int? = nil, watchEventsDropped: Int? = nil
     ) {
         self.version = version
         self.uptimeMs = uptimeMs
@@ -282,5 +290,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.invalidationsRemembered = invalidationsRemembered
         self.writeBacks = writeBacks
         self.writeBackFailures = writeBackFailures
+        self.watches = watches
+        self.watchEventsSent = watchEventsSent
+        self.watchEventsDropped = watchEventsDropped
     }
 }

@@ -16,6 +16,7 @@ Endpoints (any method; HEAD answers without a body):
   /redirect-loop             302 to itself
   /etag                      ETag "v1" and max-age=60; 304 when If-None-Match matches
   /cache-control?value=V     Cache-Control: V
+  /tagged/NAME?keys=K&header=H   "NAME N" (N: hits of the path) with header H (Surrogate-Key) set to K
   /gzip                      a gzip-encoded text body
   /echo                      JSON of the method, headers and body received
   /stats                     JSON: connections accepted, hits per path, closed slow names
@@ -142,6 +143,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.send(304, b"", headers)
             else:
                 self.send(200, b"tagged body", headers + [("Content-Type", "text/plain")])
+        elif path.startswith("/tagged/"):
+            with LOCK:
+                seen = STATE["hits"][path]
+            header = query.get("header", "Surrogate-Key")
+            self.send(200, ("%s %d" % (path.split("/")[2], seen)).encode(),
+                      [("Content-Type", "text/plain"), (header, query.get("keys", ""))])
         elif path == "/cache-control":
             self.send(200, b"hinted", [("Cache-Control", query.get("value", ""))])
         elif path == "/gzip":

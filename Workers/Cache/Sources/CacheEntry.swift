@@ -21,14 +21,21 @@ public struct CacheEntry: Sendable, Hashable {
     public var storedAtMs: Int64
     /// How long the entry stays fresh, in milliseconds; nil for ever.
     public var ttlMs: Int64?
+    /// The entry's tags (an upstream's `Surrogate-Key` or `Cache-Tag`, as the coordinator
+    /// bounded them): an invalidation by tag drops every entry carrying it.
+    public var tags: [String]
 
     /// Creates an entry.
-    public init(status: Int, headers: [String: String] = [:], body: Data = Data(), storedAtMs: Int64, ttlMs: Int64? = nil) {
+    public init(
+        status: Int, headers: [String: String] = [:], body: Data = Data(), storedAtMs: Int64, ttlMs: Int64? = nil,
+        tags: [String] = []
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.storedAtMs = storedAtMs
         self.ttlMs = ttlMs
+        self.tags = tags
     }
 
     /// How old the entry is at `nowMs`, in milliseconds; never negative (a wall clock set back

@@ -183,6 +183,8 @@ final class CacheFile: @unchecked Sendable {
                     outcomes.append(.keys(try database.delete(key: key)))
                 case .remove(.prefix(let prefix)):
                     outcomes.append(.keys(try database.delete(prefix: prefix)))
+                case .remove(.tag(let tag)):
+                    outcomes.append(.keys(try database.delete(tag: tag)))
                 case .deleteExpired(let expiredBy):
                     outcomes.append(.count(try database.deleteExpired(by: expiredBy)))
                 default:

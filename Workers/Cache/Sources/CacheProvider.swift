@@ -86,6 +86,12 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             case .changed(.prefix(let prefix)):
                 _ = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
+            case .changed(.tag(let tag)):
+                _ = state.memory.removeAll(taggedWith: tag)
+                state.touchAll()
+            case .changed(.path), .changed(.pathPrefix):
+                // Stores report keys, prefixes and tags only.
+                break
             case .mayHaveMissedChanges:
                 state.memory.removeAll { _, _ in true }
                 state.touchAll()
@@ -170,19 +176,19 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         return figures.merging(store?.statusFigures ?? [:]) { memory, _ in memory }
     }
 
-    /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), stamped
-    /// with the clock's time. In memory at once; with a file, returns once the entry is
+    /// Keeps `response` under `key`, tagged `tags`, fresh for `response.ttl` (for ever when
+    /// nil), stamped with the clock's time. In memory at once; with a file, returns once the entry is
     /// committed to it. Header names are kept in lowercase (and answered so, also for entries
     /// an earlier version stored otherwise).
     ///
     /// - Throws: ``ProviderFailure`` `storeFailed` when the store did not take it, or
     ///   `storeUnavailable` when it could not be reached and the write was dropped (memory then
     ///   drops it too).
-    public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
+    public func store(_ response: Response, under key: String, tags: [String] = []) async throws(ProviderFailure) {
         let entry = CacheEntry(
             status: response.status, headers: Response.lowercasedHeaderNames(response.headers), body: response.body,
             storedAtMs: clock.nowMs,
-            ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) })
+            ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) }, tags: tags)
         let reachable = store?.isReachable ?? true
         let write = state.withLock { state -> StoreOperation? in
             // Not kept in memory alone while the store is unreachable: the store drops it.
@@ -205,14 +211,18 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         throw failure
     }
 
-    /// Drops the entry under the target's key, or every entry whose key starts with its prefix
-    /// (compared byte for byte: `%` and `_` are ordinary characters), from memory and file.
+    /// Drops the entry under the target's key, every entry whose key starts with its prefix
+    /// (compared byte for byte: `%` and `_` are ordinary characters), or every entry tagged with
+    /// its tag, from memory and file. Paths are refused (`invalidRequest`): the coordinator
+    /// resolves them.
     ///
-    /// - Returns: how many distinct keys were dropped (a key held in memory and in the file
-    ///   counts once).
+    /// - Returns: the distinct keys dropped (a key held in memory and in the file counts once).
     /// - Throws: ``ProviderFailure`` `invalidateFailed` when the file could not be changed
     ///   or the store could not be reached (memory has dropped the entries already).
-    public func invalidate(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> Int {
+    public func invalidateKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String] {
+        guard target.isResolved else {
+            throw ProviderFailure(code: "invalidRequest", message: "a cache worker invalidates keys, prefixes and tags; the coordinator resolves \(target.description)")
+        }
         let (fromMemory, deletion) = state.withLock { state -> ([String], StoreOperation?) in
             let removed: [String]
             switch target {
@@ -222,19 +232,24 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             case .prefix(let prefix):
                 removed = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
+            case .tag(let tag):
+                removed = state.memory.removeAll(taggedWith: tag)
+                state.touchAll()
+            case .path, .pathPrefix:
+                removed = []
             }
             return (removed, store?.enqueue(.remove(target)))
         }
-        guard let deletion else { return fromMemory.count }
+        guard let deletion else { return fromMemory }
         switch await deletion.outcome() {
         case .keys(let fromFile):
-            return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).count
+            return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).map(\.string).sorted()
         case .failed(let error):
             throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate: \(error.message)")
         case .unavailable(let reason), .refused(let reason):
             throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate (memory dropped its copies): \(reason)")
         default:
-            return fromMemory.count
+            return fromMemory
         }
     }
 

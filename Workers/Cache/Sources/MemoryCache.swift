@@ -55,6 +55,9 @@ public struct MemoryCache {
         for (name, value) in entry.headers {
             cost += headerOverhead + name.utf8.count + value.utf8.count
         }
+        for tag in entry.tags {
+            cost += headerOverhead + tag.utf8.count
+        }
         return cost
     }
 
@@ -116,6 +119,18 @@ public struct MemoryCache {
         slots[slot] = Slot(key: "", entry: nil, cost: 0, newer: -1, older: -1)
         freeSlots.append(slot)
         return entry
+    }
+
+    /// Drops every entry tagged `tag` (tags compared as UTF-8 bytes). O(n).
+    ///
+    /// - Returns: the keys dropped.
+    public mutating func removeAll(taggedWith tag: String) -> [String] {
+        var keys: [String] = []
+        for (key, slot) in slotOfKey where slots[slot].entry?.tags.contains(where: { $0.utf8.elementsEqual(tag.utf8) }) == true {
+            keys.append(key.string)
+        }
+        for key in keys { remove(key) }
+        return keys
     }
 
     /// Drops every entry whose key starts with the bytes of `prefix` (compared as UTF-8 bytes,

@@ -196,6 +196,8 @@ public final class RedisStore: CacheStore, Sendable {
             }
         case .remove(.prefix(let prefix)):
             scan(prefix: prefix, cursor: "0", found: [], operation: operation)
+        case .remove(.tag), .remove(.path), .remove(.pathPrefix):
+            operation.finish(.refused("the Redis store invalidates keys and prefixes"))
         case .deleteExpired:
             // Redis expires entries by itself.
             operation.finish(.count(0))
@@ -244,7 +246,10 @@ public final class RedisStore: CacheStore, Sendable {
         let (kind, text) = switch target {
         case .key(let key): ("k", key)
         case .prefix(let prefix): ("p", prefix)
+        case .tag(let tag): ("t", tag)
+        case .path, .pathPrefix: ("", "")
         }
+        guard !kind.isEmpty else { return }
         connections.value.commands.send([Array("PUBLISH".utf8), Array(channel.utf8), Array("\(sender)\n\(kind)\n\(text)".utf8)]) { _ in }
     }
 

@@ -46,6 +46,21 @@ final class SQLiteDatabase {
         PRAGMA application_id = \(applicationID);
         PRAGMA user_version = 1;
         """
+    /// The entries' tags, one row per tag and key, dropped with their entry (a trigger covers
+    /// every `DELETE`; ``put(_:under:)`` replaces them itself, since a `REPLACE` fires no delete
+    /// trigger). Added to files of earlier versions when they are opened.
+    static let tagSchema = """
+        CREATE TABLE IF NOT EXISTS entry_tags (
+            tag TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (tag, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS entry_tags_by_key ON entry_tags (key);
+        CREATE TRIGGER IF NOT EXISTS entries_drop_tags AFTER DELETE ON entries
+        BEGIN
+            DELETE FROM entry_tags WHERE key = old.key;
+        END;
+        """
 
     /// Opens (creating when missing, `0600`) and checks the file at `path`; once the file is
     /// known to be this store's, takes group and other permissions away from it and its
@@ -88,6 +103,7 @@ final class SQLiteDatabase {
         }
         try execute("PRAGMA synchronous = FULL")
         if needsSchema { try createSchema() }
+        try execute(Self.tagSchema)
     }
 
     /// Checks, reading only, that the file is this store's or an empty database.
@@ -173,7 +189,49 @@ final class SQLiteDatabase {
         }
         return .found(CacheEntry(
             status: Int(select.int64(0)), headers: decoded, body: select.blob(4), storedAtMs: select.int64(1),
-            ttlMs: select.isNull(2) ? nil : select.int64(2)))
+            ttlMs: select.isNull(2) ? nil : select.int64(2), tags: try tags(ofKey: key)))
+    }
+
+    /// The tags of the entry under `key`, in byte order.
+    private func tags(ofKey key: String) throws(SQLiteStoreError) -> [String] {
+        let select = try statement("SELECT tag FROM entry_tags WHERE key = ?1 ORDER BY tag")
+        defer { select.reset() }
+        select.bind(1, text: key)
+        var tags: [String] = []
+        while try select.step() { tags.append(select.text(0)) }
+        return tags
+    }
+
+    /// Replaces the tags of the entry under `key` by `tags`. Inside the caller's transaction.
+    private func replaceTags(ofKey key: String, with tags: [String]) throws(SQLiteStoreError) {
+        let clear = try statement("DELETE FROM entry_tags WHERE key = ?1")
+        clear.bind(1, text: key)
+        do {
+            _ = try clear.step()
+            clear.reset()
+        } catch {
+            clear.reset()
+            throw error
+        }
+        guard !tags.isEmpty else { return }
+        let insert = try statement("INSERT OR IGNORE INTO entry_tags (tag, key) VALUES (?1, ?2)")
+        defer { insert.reset() }
+        for tag in tags {
+            insert.bind(1, text: tag)
+            insert.bind(2, text: key)
+            _ = try insert.step()
+            insert.reset()
+        }
+    }
+
+    /// Deletes every entry tagged `tag` (their other tags go with them); returns their keys.
+    func delete(tag: String) throws(SQLiteStoreError) -> [String] {
+        let delete = try statement("DELETE FROM entries WHERE key IN (SELECT key FROM entry_tags WHERE tag = ?1) RETURNING key")
+        defer { delete.reset() }
+        delete.bind(1, text: tag)
+        var keys: [String] = []
+        while try delete.step() { keys.append(delete.text(0)) }
+        return keys
     }
 
     /// Keeps `entry` under `key`, replacing what was there. Inside the caller's transaction.
@@ -196,6 +254,8 @@ final class SQLiteDatabase {
         insert.bind(5, text: String(decoding: headers, as: UTF8.self))
         insert.bind(6, blob: entry.body)
         _ = try insert.step()
+        insert.reset()
+        try replaceTags(ofKey: key, with: entry.tags)
     }
 
     /// Deletes the entry under `key`; returns `[key]` when there was one, else `[]`.

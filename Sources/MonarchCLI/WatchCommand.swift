@@ -1,0 +1,143 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MonarchClient
+import MonarchWire
+
+/// `monarch watch`: prints the changes the coordinator pushes for some cache entries.
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print each change to cached entries: of a path, a path prefix, a tag or a raw key.",
+        discussion: """
+            Names entries as `monarch invalidate` does (a PATH through the routes, --prefix, \
+            --tag, --key, --key-prefix). First prints "watching" and what the target resolved \
+            to, then one line per change: stored, refreshed or invalidated, and what it \
+            concerns; "overflow" when changes were lost because this command read too slowly. \
+            With --json each line is a JSON object. Runs until interrupted, or until --count \
+            changes were printed. Exits 1 when the target does not resolve or the coordinator \
+            refuses the watch, 2 when it cannot be reached or goes away.
+            """
+    )
+
+    @Argument(help: "The resource path whose entries to watch, such as users/1.")
+    var path: String?
+
+    @Option(help: "Watch the entries of every path starting with this one.")
+    var prefix: String?
+
+    @Option(help: "Watch every entry tagged so.")
+    var tag: String?
+
+    @Option(help: "Watch the entry under this raw cache key.")
+    var key: String?
+
+    @Option(help: "Watch every entry whose raw cache key starts with this.")
+    var keyPrefix: String?
+
+    @Option(help: "The domain of PATH or --prefix (default: the route's).")
+    var domain: String?
+
+    @Option(help: "Exit after printing this many changes.")
+    var count: Int?
+
+    @Flag(help: "Print each change as a JSON object.")
+    var json = false
+
+    @OptionGroup var coordinator: CoordinatorOptions
+
+    func validate() throws {
+        let given = [path, prefix, tag, key, keyPrefix].compactMap { $0 }
+        guard given.count == 1 else {
+            throw ValidationError("give one of PATH, --prefix PATH, --tag TAG, --key KEY or --key-prefix PREFIX\(given.isEmpty ? "" : ", not several")")
+        }
+        if let path, InvalidateCommand.looksLikeKey(path) {
+            throw ValidationError("\"\(path)\" looks like a raw cache key, not a path: use --key \"\(path)\"")
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    var target: CacheTarget {
+        if let path { return .path(path, domain: domain) }
+        if let prefix { return .pathPrefix(prefix, domain: domain) }
+        if let tag { return .tag(tag) }
+        if let key { return .key(key) }
+        return .prefix(keyPrefix ?? "")
+    }
+
+    func run() async throws {
+        _ = coordinator.config.startProcess()
+        let client: MonarchClient
+        do {
+            client = try await coordinator.connect()
+        } catch {
+            printToStandardError("monarch watch: \(error)")
+            throw ExitCode(2)
+        }
+        let watch: CacheWatch
+        do {
+            watch = try await client.watch(target)
+        } catch {
+            printToStandardError("monarch watch: \(error)")
+            await client.close()
+            throw error.isConnectionLost ? ExitCode(2) : ExitCode.failure
+        }
+        print("watching \(watch.targets.joined(separator: ", "))")
+        flushStandardOutput()
+        var printed = 0
+        for await change in watch {
+            print(json ? Self.json(change) : Self.line(change))
+            flushStandardOutput()
+            printed += 1
+            if let count, printed >= count { break }
+        }
+        let finished = count.map { printed >= $0 } ?? false
+        await client.close()
+        if !finished {
+            printToStandardError("monarch watch: the coordinator closed the connection")
+            throw ExitCode(2)
+        }
+    }
+
+    /// One change as a line: `stored GET api users/1 [user-1 users]`, `invalidated tag users`,
+    /// `overflow 12 lost`.
+    static func line(_ change: CacheChange) -> String {
+        switch change.kind {
+        case .stored, .refreshed:
+            let tags = change.tags.isEmpty ? "" : " [\(change.tags.joined(separator: " "))]"
+            return "\(change.kind.rawValue) \(change.key ?? "?")\(tags)"
+        case .invalidated:
+            if let key = change.key { return "invalidated key \(key)" }
+            if let prefix = change.prefix { return "invalidated prefix \(prefix)" }
+            return "invalidated tag \(change.tag ?? "?")"
+        case .overflow:
+            return "overflow \(change.dropped.map { "\($0) lost" } ?? "(changes may have been missed)")"
+        }
+    }
+
+    /// One change as a JSON object.
+    static func json(_ change: CacheChange) -> String {
+        var object: [String: JSONValue] = ["event": .string(change.kind.rawValue)]
+        if let key = change.key { object["key"] = .string(key) }
+        if let prefix = change.prefix { object["prefix"] = .string(prefix) }
+        if let tag = change.tag { object["tag"] = .string(tag) }
+        if !change.tags.isEmpty { object["tags"] = .array(change.tags.map { .string($0) }) }
+        if let dropped = change.dropped { object["dropped"] = .integer(Int64(dropped)) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+extension MonarchClientError {
+    /// Whether the error is the connection's end (exit 2) rather than a refusal.
+    var isConnectionLost: Bool {
+        switch self {
+        case .connectionLost, .cannotConnect: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import MonarchRouter
+import MonarchWire
+
+extension MonarchClient {
+    /// Drops the cached entries of the resource at `path` (its `GET` and `HEAD` keys), in
+    /// `domain`, else in the domain of the route the coordinator picks for the path — the
+    /// entries a request for `path` made.
+    ///
+    /// - Returns: the report; ``Invalidation/matchedNothing`` when nothing was cached.
+    /// - Throws: ``MonarchClientError/adminFailed(_:)`` (`noRoute` when no route matches the
+    ///   path, `unavailable` when no cache worker is connected, …).
+    public func invalidate(path: String, domain: String? = nil) async throws(MonarchClientError) -> Invalidation {
+        try await invalidate(.path(path, domain: domain))
+    }
+
+    /// Drops the cached entries of every path starting with `pathPrefix` (`users/` covers
+    /// `users/1` and `users/1/notes`), in `domain`, else in each domain of the routes such
+    /// paths may match.
+    ///
+    /// - Throws: ``MonarchClientError/adminFailed(_:)``.
+    public func invalidate(pathPrefix: String, domain: String? = nil) async throws(MonarchClientError) -> Invalidation {
+        try await invalidate(.pathPrefix(pathPrefix, domain: domain))
+    }
+
+    /// Drops every cached entry tagged `tag`: upstreams tag entries with a `Surrogate-Key` or
+    /// `Cache-Tag` response header.
+    ///
+    /// - Throws: ``MonarchClientError/adminFailed(_:)``.
+    public func invalidate(tag: String) async throws(MonarchClientError) -> Invalidation {
+        try await invalidate(.tag(tag))
+    }
+
+    /// Drops the entry under `key`.
+    ///
+    /// - Throws: ``MonarchClientError/adminFailed(_:)``.
+    public func invalidate(key: CacheKey) async throws(MonarchClientError) -> Invalidation {
+        try await invalidate(.key(key.rawValue))
+    }
+}

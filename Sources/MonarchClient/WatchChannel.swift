@@ -1,0 +1,147 @@
+import MonarchWire
+import Synchronization
+
+/// The changes of one watch on their way to the task iterating it: at most `limit` wait;
+/// past that they are counted and the iterator gets one `overflow` after the ones that
+/// waited. Any thread.
+final class WatchChannel: Sendable {
+    private struct State {
+        var events: [CacheChange] = []
+        var lost = 0
+        var gap = false
+        var waiter: CheckedContinuation<CacheChange?, Never>?
+        var finished = false
+        /// The id of the `watch` message that runs the watch on the current connection.
+        var watchID: MessageID
+        let target: CacheTarget
+    }
+
+    let limit: Int
+    private let state: Mutex<State>
+
+    init(watchID: MessageID, target: CacheTarget, limit: Int) {
+        self.limit = max(1, limit)
+        state = Mutex(State(watchID: watchID, target: target))
+    }
+
+    /// The id the watch runs under now.
+    var watchID: MessageID { state.withLock { $0.watchID } }
+    /// What the watch follows.
+    var target: CacheTarget { state.withLock { $0.target } }
+    /// Whether the watch has ended.
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Hands `change` to the waiting iterator, or queues it, or counts it lost.
+    func push(_ change: CacheChange) {
+        let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
+            guard !state.finished else { return nil }
+            if let waiter = state.waiter, state.events.isEmpty, state.lost == 0, !state.gap {
+                state.waiter = nil
+                return waiter
+            }
+            if state.events.count < limit, state.lost == 0, !state.gap { state.events.append(change) } else { state.lost += 1 }
+            return nil
+        }
+        waiter?.resume(returning: change)
+    }
+
+    /// Notes that changes may have been missed (the watch was restored on a new connection):
+    /// the iterator gets an `overflow` with no count.
+    func markGap() {
+        let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
+            guard !state.finished else { return nil }
+            state.gap = true
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            state.gap = false
+            return waiter
+        }
+        waiter?.resume(returning: CacheChange(kind: .overflow))
+    }
+
+    /// Moves the watch to `id` (restored on a new connection).
+    func move(to id: MessageID) {
+        state.withLock { $0.watchID = id }
+    }
+
+    /// Ends the iteration once the queued changes are taken.
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The next change; nil once finished (or the waiting task is cancelled).
+    func next() async -> CacheChange? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> CacheChange?? in
+                    if !state.events.isEmpty { return .some(state.events.removeFirst()) }
+                    if state.lost > 0 || state.gap {
+                        defer {
+                            state.lost = 0
+                            state.gap = false
+                        }
+                        return .some(CacheChange(kind: .overflow, dropped: state.gap ? nil : state.lost))
+                    }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+}
+
+/// The watches of one client, by the id each runs under on the current connection. Any thread.
+final class WatchTable: Sendable {
+    private let channels = Mutex<[MessageID: WatchChannel]>([:])
+
+    /// Registers `channel` under its id (before its `watch` message goes out, so no change
+    /// that follows the answer is missed).
+    func register(_ channel: WatchChannel) {
+        channels.withLock { $0[channel.watchID] = channel }
+    }
+
+    /// Forgets the channel running under `id`.
+    func remove(_ id: MessageID) {
+        _ = channels.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Hands a `changed` message to its watch; one for no active watch is ignored (it crossed
+    /// an unwatch).
+    func deliver(_ message: ChangedMessage) {
+        channels.withLock { $0[message.watch] }?.push(CacheChange(message))
+    }
+
+    /// The active channels.
+    var active: [WatchChannel] { channels.withLock { Array($0.values) } }
+
+    /// Moves `channel` from its id to `id`.
+    func move(_ channel: WatchChannel, to id: MessageID) {
+        channels.withLock { channels in
+            channels.removeValue(forKey: channel.watchID)
+            channel.move(to: id)
+            channels[id] = channel
+        }
+    }
+
+    /// Ends every watch (the connection is gone for good).
+    func finishAll() {
+        let all = channels.withLock { channels in
+            defer { channels.removeAll() }
+            return Array(channels.values)
+        }
+        for channel in all { channel.finish() }
+    }
+}

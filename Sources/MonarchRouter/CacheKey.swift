@@ -1,0 +1,102 @@
+import MonarchWire
+
+/// The key a response is cached under: method, domain, canonical path and query.
+///
+/// This is the one derivation that the coordinator, the clients and the CLI share, so nobody
+/// writes keys by hand. Its text (``rawValue``) reads `METHOD domain path?query`: the path in
+/// ``ResourcePath/encoded`` form, then, when there are query items, `?` and the items
+/// percent-encoded (so separators inside them cannot collide) and ordered by name; items with
+/// the same name keep their order (`?tag=b&tag=a` and `?tag=a&tag=b` reach an upstream as
+/// different URLs, so they are different keys), while the order of different names does not
+/// matter. `GET api users/1`, `GET static hello.txt?a=1&b=2`.
+///
+/// The domain is a domain's name from the configuration. A client that does not know which
+/// domain a path's route names lets the coordinator resolve the path instead (an `invalidate`
+/// or `watch` with `path`).
+public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
+    /// The request method, such as `GET`.
+    public let method: String
+    /// The domain's name, such as `api`.
+    public let domain: String
+    /// The path in canonical form (``ResourcePath/encoded``), without query.
+    public let path: String
+    /// The query items, in the order they were given (the key orders them by name).
+    public let query: [QueryItem]
+    /// The key's text: what caches store the entry under.
+    public let rawValue: String
+
+    /// The key of `method` on `path` (already parsed) in `domain`, with the path's own query
+    /// items followed by `query`.
+    public init(method: String = "GET", domain: String, path: ResourcePath, query: [QueryItem] = []) {
+        self.init(method: method, domain: domain, encodedPath: path.encoded, query: path.query + query)
+    }
+
+    /// The key of `method` on the path `text` (parsed as requests are: a leading `/` or a full
+    /// URL is the same path, `?query` is split off, components are percent-decoded once) in
+    /// `domain`, with the path's own query items followed by `query`.
+    ///
+    /// - Throws: ``PathError`` when `text` is not a usable path (empty, a dot segment, a bad
+    ///   escape, a NUL byte).
+    public init(method: String = "GET", domain: String, parsing text: String, query: [QueryItem] = []) throws(PathError) {
+        self.init(method: method, domain: domain, path: try ResourcePath(parsing: text), query: query)
+    }
+
+    /// The key of a path already in canonical form (``ResourcePath/encoded``) and its query.
+    public init(method: String, domain: String, encodedPath: String, query: [QueryItem]) {
+        self.method = method
+        self.domain = domain
+        self.path = encodedPath
+        self.query = query
+        self.rawValue = Self.text(method: method, domain: domain, encodedPath: encodedPath, query: query)
+    }
+
+    /// ``rawValue``.
+    public var description: String { rawValue }
+
+    /// Two keys are equal when their texts are (byte for byte).
+    public static func == (left: CacheKey, right: CacheKey) -> Bool {
+        left.rawValue.utf8.elementsEqual(right.rawValue.utf8)
+    }
+
+    /// Hashes the text's bytes, consistent with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rawValue.utf8.count)
+        for byte in rawValue.utf8 { hasher.combine(byte) }
+    }
+
+    /// The methods whose answers caches keep: a path's entries are under these keys.
+    public static let cachedMethods = ["GET", "HEAD"]
+
+    /// The key prefix that every key of `method` in `domain` whose path starts with `pathPrefix`
+    /// has: `GET api users/` for the path prefix `users/`. The prefix is taken as written
+    /// (canonical form: no leading `/`, components percent-encoded as ``ResourcePath/encoded``
+    /// writes them); see ``canonicalPathPrefix(_:)``.
+    public static func prefix(method: String = "GET", domain: String, pathPrefix: String) -> String {
+        "\(method) \(domain) \(pathPrefix)"
+    }
+
+    /// A path prefix in canonical form: parsed as a path (so `/users/`, `users/` and
+    /// `http://host/users/` agree), re-encoded, and a trailing `/` kept (`users/` covers
+    /// `users/1` but not `users2`; `users` covers both). The empty prefix (or `/`) is refused: it
+    /// would cover every path, which a key prefix of the domain says more plainly.
+    ///
+    /// - Throws: ``PathError`` when the prefix is not a usable path.
+    public static func canonicalPathPrefix(_ text: String) throws(PathError) -> (components: [String], encoded: String, endsWithSlash: Bool) {
+        var body = Substring(text)
+        if let query = body.firstIndex(where: { $0 == "?" || $0 == "#" }) { body = body[..<query] }
+        let endsWithSlash = body.hasSuffix("/")
+        while body.hasSuffix("/") { body = body.dropLast() }
+        let path = try ResourcePath(parsing: String(body))
+        return (path.components, path.encoded + (endsWithSlash ? "/" : ""), endsWithSlash)
+    }
+
+    private static func text(method: String, domain: String, encodedPath: String, query: [QueryItem]) -> String {
+        let key = "\(method) \(domain) \(encodedPath)"
+        guard !query.isEmpty else { return key }
+        let encoded = query.enumerated().map {
+            (position: $0.offset, name: [QueryItem(name: $0.element.name, value: nil)].encodedQuery, item: [$0.element].encodedQuery)
+        }
+        let ordered = encoded.sorted { ($0.name, $0.position) < ($1.name, $1.position) }
+        return key + "?" + ordered.map(\.item).joined(separator: "&")
+    }
+}

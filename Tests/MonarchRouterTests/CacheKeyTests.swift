@@ -1,0 +1,69 @@
+import MonarchWire
+import Testing
+@testable import MonarchRouter
+
+@Suite struct CacheKeyTests {
+    @Test("A key reads METHOD domain path, the path in canonical form")
+    func text() throws {
+        #expect(try CacheKey(domain: "api", parsing: "users/1").rawValue == "GET api users/1")
+        #expect(try CacheKey(domain: "api", parsing: "/users/1").rawValue == "GET api users/1")
+        #expect(try CacheKey(domain: "api", parsing: "http://example.com/users/1").rawValue == "GET api users/1")
+        #expect(try CacheKey(method: "HEAD", domain: "api", parsing: "caf%C3%A9/a b").rawValue == "HEAD api caf%C3%A9/a%20b")
+        #expect(try CacheKey(domain: "static", parsing: "docs//a.txt").description == "GET static docs/a.txt")
+    }
+
+    @Test("Query items are encoded, then ordered by name; items of one name keep their order")
+    func query() throws {
+        let key = try CacheKey(domain: "api", parsing: "search?q=owl&page=2")
+        #expect(key.rawValue == "GET api search?page=2&q=owl")
+        #expect(key == (try CacheKey(domain: "api", parsing: "search?page=2&q=owl")))
+        let tags = try CacheKey(domain: "api", parsing: "notes?tag=b&tag=a")
+        #expect(tags.rawValue == "GET api notes?tag=b&tag=a")
+        #expect(tags != (try CacheKey(domain: "api", parsing: "notes?tag=a&tag=b")))
+        let extra = try CacheKey(domain: "api", parsing: "search?q=a%26b", query: [QueryItem(name: "flag", value: nil)])
+        #expect(extra.rawValue == "GET api search?flag&q=a%26b")
+    }
+
+    @Test("Equal keys hash alike; keys compare byte for byte")
+    func equality() throws {
+        let composed = try CacheKey(domain: "d", parsing: "caf\u{e9}")
+        let decomposed = try CacheKey(domain: "d", parsing: "cafe\u{301}")
+        #expect(composed != decomposed)
+        #expect(Set([composed, try CacheKey(domain: "d", parsing: "/caf\u{e9}")]).count == 1)
+    }
+
+    @Test("Bad paths are refused with the path's error")
+    func badPaths() {
+        #expect(throws: PathError.self) { try CacheKey(domain: "api", parsing: "") }
+        #expect(throws: PathError.self) { try CacheKey(domain: "api", parsing: "a/../b") }
+        #expect(throws: PathError.self) { try CacheKey(domain: "api", parsing: "a/%zz") }
+    }
+
+    @Test("Path prefixes keep a trailing slash and are canonical")
+    func prefixes() throws {
+        #expect(try CacheKey.canonicalPathPrefix("/users/").encoded == "users/")
+        #expect(try CacheKey.canonicalPathPrefix("users").encoded == "users")
+        #expect(try CacheKey.canonicalPathPrefix("a b/c?x=1").encoded == "a%20b/c")
+        #expect(try CacheKey.canonicalPathPrefix("users/").endsWithSlash)
+        #expect(throws: PathError.self) { try CacheKey.canonicalPathPrefix("/") }
+        #expect(CacheKey.prefix(domain: "api", pathPrefix: "users/") == "GET api users/")
+        // The prefix of a path is a prefix of the path's key.
+        let key = try CacheKey(domain: "api", parsing: "users/1")
+        #expect(key.rawValue.hasPrefix(CacheKey.prefix(domain: "api", pathPrefix: try CacheKey.canonicalPathPrefix("users/").encoded)))
+    }
+
+    @Test("Routes a path prefix may reach")
+    func routesForPrefix() throws {
+        var router = Router<String>()
+        for (pattern, target) in [("users/:id", "users"), ("users/:id/notes", "notes"), ("assets/...", "assets"), ("docs/index", "docs")] {
+            router.add(try RoutePattern(pattern, where: pattern.hasPrefix("users") ? ["id": "[0-9]+"] : [:]), target)
+        }
+        #expect(Set(router.targets(forPathsStartingWith: ["users"], lastIsWhole: true)) == ["users", "notes"])
+        #expect(router.targets(forPathsStartingWith: ["users", "1", "notes"], lastIsWhole: true) == ["notes"])
+        #expect(router.targets(forPathsStartingWith: ["users", "x"], lastIsWhole: true).isEmpty)
+        #expect(router.targets(forPathsStartingWith: ["assets", "img", "a.png"], lastIsWhole: true) == ["assets"])
+        #expect(router.targets(forPathsStartingWith: ["us"], lastIsWhole: false).sorted() == ["notes", "users"])
+        #expect(router.targets(forPathsStartingWith: ["us"], lastIsWhole: true).isEmpty)
+        #expect(router.targets(forPathsStartingWith: ["docs", "index", "more"], lastIsWhole: true).isEmpty)
+    }
+}
