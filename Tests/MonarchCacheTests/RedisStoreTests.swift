@@ -111,6 +111,44 @@ struct RedisStoreTests {
         }
     }
 
+    @Test("tags: one set per tag that lives as long as its members; invalidation drops what still carries the tag, everywhere")
+    func tags() async throws {
+        let redis = try await TestRedis.start()
+        defer { Task { await redis.remove() } }
+        try await withCacheFixture { fixture in
+            let (first, firstStore) = try await redisProvider(fixture, redis)
+            let (second, secondStore) = try await redisProvider(fixture, redis)
+            try await first.store(textResponse("a", ttl: .seconds(60)), under: "a", tags: ["t1", "t2"])
+            try await first.store(textResponse("b", ttl: .seconds(30)), under: "b", tags: ["t1"])
+            try await first.store(textResponse("c"), under: "c")
+            try await first.store(textResponse("d"), under: "d", tags: ["t2"])
+            // t1 lives as long as its longest-living entry (60 s + 10 s stale); d keeps t2 for ever.
+            let t1 = try #require(Int(try await redis.cli("PTTL", "monarch:t:t1")))
+            #expect(t1 > 60_000 && t1 <= 70_000)
+            #expect(try await redis.cli("PTTL", "monarch:t:t2") == "-1")
+            #expect(try await redis.cli("SCARD", "monarch:t:t1") == "2")
+            try await waitUntil { secondStore.statusFigures["storeNotifications"] == .integer(4) }
+            #expect(await second.perform(cacheRequest("a")).response != nil)
+            #expect(second.memoryUsage.entries == 1)
+
+            // b is stored again under another tag: invalidating t1 leaves it.
+            try await first.store(textResponse("b2"), under: "b", tags: ["t3"])
+            #expect(try await first.invalidateKeys(.tag("t1")) == ["a"])
+            #expect(try await redis.cli("EXISTS", "monarch:t:t1") == "0")
+            #expect(await first.perform(cacheRequest("b")).response?.body == Data("b2".utf8))
+            // The second worker's memory copy of a goes too.
+            try await waitUntil { second.memoryUsage.entries == 0 }
+            #expect(await second.perform(cacheRequest("a")).isMiss)
+
+            #expect(try await first.invalidateKeys(.tag("t2")) == ["d"])
+            #expect(await second.perform(cacheRequest("d")).isMiss)
+            #expect(await second.perform(cacheRequest("c")).response != nil)
+            #expect(try await first.invalidateKeys(.tag("none")) == [])
+            await firstStore.close()
+            await secondStore.close()
+        }
+    }
+
     @Test("a write-back through one worker replaces the entry another worker holds in memory")
     func coherence() async throws {
         let redis = try await TestRedis.start()

@@ -8,7 +8,8 @@ import Foundation
 /// metadata in one round trip and a `GET` reads both back:
 ///
 /// `MCE1` (4 bytes), the metadata's length (4 bytes, big-endian), the metadata as JSON
-/// (`{"status":200,"headers":{…},"storedAtMs":…,"ttlMs":…}`), then the body's bytes as they are.
+/// (`{"status":200,"headers":{…},"storedAtMs":…,"ttlMs":…,"tags":[…]}`), then the body's bytes
+/// as they are. (The tag invalidation script in ``RedisTagScripts`` reads the tags there.)
 enum RedisEntryCodec {
     private static let magic: [UInt8] = Array("MCE1".utf8)
 
@@ -17,11 +18,14 @@ enum RedisEntryCodec {
         var headers: [String: String]
         var storedAtMs: Int64
         var ttlMs: Int64?
+        /// Absent in entries written before tags.
+        var tags: [String]?
     }
 
     /// The entry as the bytes of one Redis value.
     static func encode(_ entry: CacheEntry) -> [UInt8] {
-        let metadata = Metadata(status: entry.status, headers: entry.headers, storedAtMs: entry.storedAtMs, ttlMs: entry.ttlMs)
+        let metadata = Metadata(
+            status: entry.status, headers: entry.headers, storedAtMs: entry.storedAtMs, ttlMs: entry.ttlMs, tags: entry.tags)
         // Encoding a struct of strings and integers cannot fail.
         let json = (try? JSONEncoder().encode(metadata)) ?? Data("{}".utf8)
         var bytes = magic
@@ -42,6 +46,6 @@ enum RedisEntryCodec {
         guard let metadata = try? JSONDecoder().decode(Metadata.self, from: json) else { return nil }
         return CacheEntry(
             status: metadata.status, headers: metadata.headers, body: Data(bytes[(8 + length)...]),
-            storedAtMs: metadata.storedAtMs, ttlMs: metadata.ttlMs)
+            storedAtMs: metadata.storedAtMs, ttlMs: metadata.ttlMs, tags: metadata.tags ?? [])
     }
 }

@@ -16,6 +16,8 @@ import Glibc
 ///   stored, so it is answered stale for the stale window (its fresh-until time travels in
 ///   its metadata) and then disappears by itself; one without a TTL does not expire. There is
 ///   nothing to sweep.
+/// - **Tags** are indexed in one Redis set per tag (``RedisTagScripts``): a tagged entry is
+///   stored and indexed by one script, and a tag invalidated by another, both one round trip.
 /// - **Prefix invalidation by `SCAN`**, cursor by cursor (`MATCH` on the prefix with the glob
 ///   characters escaped, `COUNT 1000`), deleting what each step finds; never `KEYS`, which
 ///   blocks Redis. An index set per prefix would only serve prefixes that end on a path
@@ -181,9 +183,18 @@ public final class RedisStore: CacheStore, Sendable {
                 default: return .entry(nil)
                 }
             }
-        case .put(let entry, let key):
+        case .put(let entry, let key) where entry.tags.isEmpty:
             var arguments = [Array("SET".utf8), entryKey(key), RedisEntryCodec.encode(entry)]
             if let expiry = expiryMs(of: entry) { arguments += [Array("PX".utf8), Array(String(expiry).utf8)] }
+            send(operation, arguments) { _ in
+                self.publish(.key(key))
+                return .done
+            }
+        case .put(let entry, let key):
+            let tags = Array(Set(entry.tags)).sorted()
+            let arguments =
+                [Array("EVAL".utf8), Array(RedisTagScripts.store.utf8), Array(String(1 + tags.count).utf8), entryKey(key)]
+                + tags.map(tagKey) + [RedisEntryCodec.encode(entry), Array((expiryMs(of: entry).map(String.init) ?? "").utf8), Array(key.utf8)]
             send(operation, arguments) { _ in
                 self.publish(.key(key))
                 return .done
@@ -196,8 +207,18 @@ public final class RedisStore: CacheStore, Sendable {
             }
         case .remove(.prefix(let prefix)):
             scan(prefix: prefix, cursor: "0", found: [], operation: operation)
-        case .remove(.tag), .remove(.path), .remove(.pathPrefix):
-            operation.finish(.refused("the Redis store invalidates keys and prefixes"))
+        case .remove(.tag(let tag)):
+            let arguments = [
+                Array("EVAL".utf8), Array(RedisTagScripts.invalidate.utf8), Array("1".utf8), tagKey(tag), Self.entryPrefix,
+                Array(tag.utf8),
+            ]
+            send(operation, arguments) { reply in
+                self.publish(.tag(tag))
+                guard case .array(let members) = reply else { return .keys([]) }
+                return .keys(members.compactMap(\.text))
+            }
+        case .remove(.path), .remove(.pathPrefix):
+            operation.finish(.refused("the Redis store takes keys, prefixes and tags; paths are the coordinator's to resolve"))
         case .deleteExpired:
             // Redis expires entries by itself.
             operation.finish(.count(0))
@@ -268,6 +289,7 @@ public final class RedisStore: CacheStore, Sendable {
             switch fields[1] {
             case "k": report(.changed(.key(String(fields[2]))))
             case "p": report(.changed(.prefix(String(fields[2]))))
+            case "t": report(.changed(.tag(String(fields[2]))))
             default: return
             }
             figures.withLock { $0.notifications += 1 }
@@ -292,6 +314,11 @@ public final class RedisStore: CacheStore, Sendable {
 
     private func entryKey(_ key: String) -> [UInt8] {
         Self.entryPrefix + Array(key.utf8)
+    }
+
+    /// The Redis key of a tag's set: `monarch:t:TAG`.
+    private func tagKey(_ tag: String) -> [UInt8] {
+        Array("monarch:t:".utf8) + Array(tag.utf8)
     }
 
     /// How long Redis keeps `entry`, in milliseconds from now: its TTL and then `keepStale`
