@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import MonarchConfig
 @testable import MonarchCoordinator
@@ -29,6 +32,10 @@ struct InProcessCluster: Sendable {
         let configuration = try Configuration.parse(
             yaml: "listen: { clients: unix:/nonexistent/c.sock, workers: unix:/nonexistent/w.sock }\n" + yaml,
             baseDirectory: "/tmp", fileName: "in-process.yml", environment: [:])
+        // As in `monarch up` (ProcessSetup.start): a peer that went away is an error on the
+        // write, not a SIGPIPE that kills the test process (a coordinator writing to a client
+        // socket the test closed did, now and then).
+        signal(SIGPIPE, SIG_IGN)
         let loop = try EventLoop(name: "coordinator")
         let peers = try EventLoop(name: "peers")
         let logger = { var logger = Logger(label: "in-process"); logger.logLevel = .critical; return logger }()
