@@ -1,4 +1,5 @@
 import ArgumentParser
+import Monarch
 import MonarchClient
 import MonarchWire
 
@@ -44,7 +45,7 @@ struct InvalidateCommand: AsyncParsableCommand {
             printToStandardError("monarch invalidate: \(error)")
             throw ExitCode(2)
         }
-        let outcome: Result<Invalidation, MonarchClientError>
+        let outcome: Result<Invalidation, MonarchError>
         do {
             outcome = .success(try await client.invalidate(target))
         } catch {
@@ -56,7 +57,7 @@ struct InvalidateCommand: AsyncParsableCommand {
             print("removed \(done.removed) entr\(done.removed == 1 ? "y" : "ies") on \(done.workers) cache worker\(done.workers == 1 ? "" : "s")")
         case .failure(let error):
             printToStandardError("monarch invalidate: \(error)")
-            if case .connectionLost = error { throw ExitCode(2) }
+            if case .transport = error { throw ExitCode(2) }
             throw ExitCode.failure
         }
     }

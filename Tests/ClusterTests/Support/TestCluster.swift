@@ -199,10 +199,12 @@ final class TestCluster: Sendable {
         return try await body(cluster)
     }
 
-    /// A new client connection (closed by the caller).
-    func connect() async throws -> MonarchClient {
-        let (address, token) = (clientAddress, token)
-        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address, token: token) }
+    /// A new client connection (closed by the caller), with `options` and the cluster's token.
+    func connect(options: MonarchClient.Options = MonarchClient.Options()) async throws -> MonarchClient {
+        var options = options
+        options.token = token
+        let (address, given) = (clientAddress, options)
+        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address, options: given) }
     }
 
     /// The status report, over a connection of its own.
@@ -238,23 +240,22 @@ final class TestCluster: Sendable {
 
 /// The response to `request`, or the chain error the coordinator gave instead.
 func perform(
-    _ client: MonarchClient, _ request: Request, domain: String? = nil, timeout: Double = 30
+    _ client: MonarchClient, _ request: Request, timeout: Double = 30
 ) async throws -> Result<Response, ChainError> {
     try await within(timeout, "an answer to \(request.path)") {
-        switch await outcome(client, request, domain: domain) {
+        switch await outcome(client, request) {
         case .success(let response): return .success(response)
-        case .failure(.chain(let chain)): return .failure(chain)
-        case .failure(let other): throw other
+        case .failure(let error):
+            guard let chain = error.chainError else { throw error }
+            return .failure(chain)
         }
     }
 }
 
 /// The response to `request`, or the client's error; no timeout (use in a task).
-func outcome(
-    _ client: MonarchClient, _ request: Request, domain: String? = nil
-) async -> Result<Response, MonarchClientError> {
-    do throws(MonarchClientError) {
-        return .success(try await client.perform(request, domain: domain))
+func outcome(_ client: MonarchClient, _ request: Request) async -> Result<Response, MonarchError> {
+    do throws(MonarchError) {
+        return .success(try await client.perform(request))
     } catch {
         return .failure(error)
     }

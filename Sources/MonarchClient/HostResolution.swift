@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchWire
+
+extension SocketAddress {
+    /// This address with a TCP host name replaced by its first IPv4 or IPv6 address
+    /// (`getaddrinfo`, run off the caller's thread); Unix addresses, numeric hosts and
+    /// `localhost` as they are.
+    ///
+    /// - Throws: ``MonarchError/transport(_:)`` (`cannotConnect`) when the name does not resolve.
+    func resolved() async throws(MonarchError) -> SocketAddress {
+        guard case .tcp(let host, let port) = self, host != "localhost", !Self.isNumeric(host) else { return self }
+        let outcome = await Task.detached { Self.lookUp(host) }.value
+        switch outcome {
+        case .success(let numeric): return .tcp(host: numeric, port: port)
+        case .failure(let why): throw .transport(.init(.cannotConnect, "cannot resolve \(host): \(why)"))
+        }
+    }
+
+    private struct LookupFailure: Error { var why: String }
+
+    private static func isNumeric(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// The first address `getaddrinfo` gives for `host`, as text. Blocks.
+    private static func lookUp(_ host: String) -> Result<String, LookupFailure> {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        guard status == 0, let first = list else {
+            return .failure(LookupFailure(why: String(cString: gai_strerror(status))))
+        }
+        defer { freeaddrinfo(list) }
+        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
+            return .failure(LookupFailure(why: "no numeric form"))
+        }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return .success(String(decoding: bytes, as: UTF8.self))
+    }
+}
