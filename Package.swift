@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Monarch", targets: ["Monarch"]),
         .library(name: "MonarchRouter", targets: ["MonarchRouter"]),
         .library(name: "MonarchClient", targets: ["MonarchClient"]),
+        .library(name: "MonarchQuery", targets: ["MonarchQuery"]),
         .library(name: "MonarchWire", targets: ["MonarchWire"]),
         .library(name: "MonarchLoop", targets: ["MonarchLoop"]),
         .executable(name: "monarch", targets: ["MonarchCLI"]),
@@ -94,6 +95,9 @@ let package = Package(
 
         // The client side of the wire protocol (the CLI and Swift programs use it).
         .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchWire"]),
+
+        // Queries, mutations and pages over any MonarchService (cluster, in-process, preview).
+        .target(name: "MonarchQuery", dependencies: ["Monarch", "MonarchRouter", "MonarchWire"]),
 
         // The `monarch` command.
         .executableTarget(
