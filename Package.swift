@@ -180,6 +180,7 @@ let package = Package(
         .testTarget(name: "MonarchWireTests", dependencies: ["MonarchWire"]),
         .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchWire"]),
         .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
+        .testTarget(name: "MonarchQueryTests", dependencies: ["Monarch", "MonarchQuery", "MonarchWire"]),
         .testTarget(name: "MonarchBenchTests", dependencies: ["MonarchBench", "MonarchWire"]),
         .testTarget(name: "MonarchRouterTests", dependencies: ["MonarchRouter", "MonarchWire"]),
         .testTarget(name: "MonarchConfigTests", dependencies: ["MonarchConfig", "MonarchWire"]),
