@@ -211,7 +211,7 @@ let package = Package(
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",
-            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchWire", "TestOrigins"]
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchWire", "TestOrigins"]
         ),
     ]
 )

@@ -75,12 +75,17 @@ public enum MonarchError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The error for a chain error: `exhausted` with only misses is ``notFound(_:)``,
-    /// `deadlineExceeded` ``timeout(_:)``, `cancelled` ``cancelled``, `overloaded` a
-    /// transport failure, anything else ``chainFailure(_:)``.
+    /// The error for a chain error: `exhausted` with only misses is ``notFound(_:)``;
+    /// `deadlineExceeded`, or `exhausted` where a provider ran out of time (attempt outcome
+    /// `timeout`, or code `timeout` or `deadlineExceeded`), ``timeout(_:)``; `cancelled`
+    /// ``cancelled``; `overloaded` a transport failure; anything else ``chainFailure(_:)``.
     public init(_ chain: ChainError) {
+        let timedOut = chain.attempts.contains { attempt in
+            attempt.outcome == .timeout || attempt.code == "timeout" || attempt.code == ChainError.Code.deadlineExceeded.rawValue
+        }
         switch chain.code {
         case .exhausted where chain.attempts.allSatisfy({ $0.outcome == .miss }): self = .notFound(chain)
+        case .exhausted where timedOut: self = .timeout(chain)
         case .deadlineExceeded: self = .timeout(chain)
         case .cancelled: self = .cancelled
         case .overloaded: self = .transport(Transport(.overloaded, chain.message))

@@ -44,6 +44,7 @@ final class ClientCore: Sendable {
         let target = try await address.resolved()
         return try await ClientLink.open(
             to: target, on: loop, token: options.token, heartbeat: options.heartbeat,
+            handshakeTimeout: options.connectTimeout,
             onPush: { [weak self] message in self?.onPush.withLock { $0 }?(message) },
             onEnd: { [weak self] reason in self?.linkEnded(reason) })
     }

@@ -46,7 +46,7 @@ final class ClientLink: Sendable {
     /// sending heartbeats every `heartbeat` (none when nil). `onPush` gets unasked messages;
     /// `onEnd` runs once when the link ends, with why.
     static func open(
-        to address: SocketAddress, on loop: EventLoop, token: String?, heartbeat: Duration?,
+        to address: SocketAddress, on loop: EventLoop, token: String?, heartbeat: Duration?, handshakeTimeout: Duration,
         onPush: @escaping @Sendable (WireMessage) -> Void, onEnd: @escaping @Sendable (String) -> Void
     ) async throws(MonarchError) -> ClientLink {
         let connection: AsyncFrameConnection
@@ -55,6 +55,12 @@ final class ClientLink: Sendable {
         } catch {
             throw .transport(.init(.cannotConnect, "\(address): \(error)"))
         }
+        // A coordinator that accepts but never answers (stopped, stuck) must not hold the dial.
+        let watchdog = Task {
+            try await Task.sleep(for: handshakeTimeout)
+            await connection.close()
+        }
+        defer { watchdog.cancel() }
         do {
             try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()))))
             switch try await connection.nextMessage() {
@@ -64,7 +70,8 @@ final class ClientLink: Sendable {
             case let other?:
                 throw MonarchError.transport(.init(.cannotConnect, "\(address) answered hello with \(other.type)"))
             case nil:
-                throw MonarchError.transport(.init(.cannotConnect, "\(address) closed the connection"))
+                throw MonarchError.transport(.init(
+                    .cannotConnect, "\(address) closed the connection (or did not answer hello within \(handshakeTimeout))"))
             }
         } catch {
             await connection.close()

@@ -8,6 +8,8 @@ extension MonarchClient {
         public var loop: EventLoop?
         /// The shared secret, where the coordinator's listener requires one.
         public var token: String?
+        /// How long the coordinator has to answer the hello of a new connection; 5 s by default.
+        public var connectTimeout: Duration
         /// How often to ping an idle coordinator; after three intervals without a word from it
         /// the connection is taken as dead and replaced. Nil sends no pings. 5 s by default.
         public var heartbeat: Duration?
@@ -27,12 +29,14 @@ extension MonarchClient {
 
         /// Options with the defaults above, overridable by name.
         public init(
-            loop: EventLoop? = nil, token: String? = nil, heartbeat: Duration? = .seconds(5),
+            loop: EventLoop? = nil, token: String? = nil, connectTimeout: Duration = .seconds(5),
+            heartbeat: Duration? = .seconds(5),
             reconnectDelay: Duration = .milliseconds(50), maxReconnectDelay: Duration = .seconds(2), retries: Int = 3,
             deadline: Duration = .seconds(30), deadlineMargin: Duration = .seconds(1)
         ) {
             self.loop = loop
             self.token = token
+            self.connectTimeout = connectTimeout
             self.heartbeat = heartbeat
             self.reconnectDelay = reconnectDelay
             self.maxReconnectDelay = maxReconnectDelay

@@ -221,3 +221,21 @@ struct RenameRequest: MonarchRequest {
         #expect(throws: MonarchError.self) { try Request(path: "a", domain: [.api, .assets]).message(id: 1) }
     }
 }
+
+@Suite struct MonarchErrorTests {
+    @Test("chain errors map to the kinds callers switch on")
+    func mapping() {
+        let miss = ProviderAttempt(provider: "cache", outcome: .miss)
+        let failed = ProviderAttempt(provider: "network", outcome: .failure, code: "fetchFailed", message: "x")
+        let slow = ProviderAttempt(provider: "network", outcome: .failure, code: "timeout", message: "x")
+        #expect(MonarchError(.exhausted([miss])) == .notFound(.exhausted([miss])))
+        #expect(MonarchError(.exhausted([miss, failed])) == .chainFailure(.exhausted([miss, failed])))
+        #expect(MonarchError(.exhausted([miss, slow])) == .timeout(.exhausted([miss, slow])))
+        #expect(MonarchError(ChainError(.deadlineExceeded, "late")) == .timeout(ChainError(.deadlineExceeded, "late")))
+        #expect(MonarchError(ChainError(.cancelled, "stop")) == .cancelled)
+        #expect(MonarchError(ChainError(.overloaded, "full")) == .transport(.init(.overloaded, "full")))
+        #expect(MonarchError(ChainError(.overloaded, "full")).chainError?.code == .overloaded)
+        #expect(MonarchError(ChainError(.noRoute, "none")) == .chainFailure(ChainError(.noRoute, "none")))
+        #expect("\(MonarchError.transport(.init(.outcomeUnknown, "lost")))".contains("may or may not have happened"))
+    }
+}

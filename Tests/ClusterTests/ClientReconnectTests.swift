@@ -1,0 +1,51 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+import Testing
+
+/// A client outlives its coordinator: it reconnects to the next one, sends the GET in flight
+/// again, and tells a POST in flight that it may or may not have happened.
+@Suite("Client reconnection", .serialized)
+struct ClientReconnectTests {
+    @Test("The coordinator restarted mid-run: a GET in flight is retried, a POST fails as outcomeUnknown")
+    func restart() async throws {
+        try await withClientOriginCluster { cluster, _ in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
+
+            let get = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=get", policy: .noCache)) }
+            let post = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=post", method: "POST")) }
+            try await eventually("both requests in flight") {
+                try await cluster.status().typed.requestsInFlight == 2
+            }
+            cluster.up.signal(SIGKILL)
+            _ = try await cluster.up.waitForExit(timeout: 15)
+
+            let posted = try await within(30, "the POST's end") { await post.value }
+            guard case .transport(let transport)? = posted.failure else {
+                Issue.record("expected a transport failure, got \(posted)")
+                return
+            }
+            #expect(transport.kind == .outcomeUnknown, "\(transport)")
+            #expect("\(transport)".contains("may or may not have happened"))
+
+            // The next coordinator, on the same sockets.
+            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
+            defer {
+                next.signal(SIGTERM)
+                Task { _ = try? await next.waitForExit(timeout: 30) }
+            }
+            _ = try await next.waitForOutput(containing: "ready")
+            let got = try await within(40, "the GET retried on the next coordinator") { await get.value }
+            #expect(got.success?.status == 200, "\(got)")
+            #expect(got.success.map { String(decoding: $0.body, as: UTF8.self) } == "finally")
+            // The same client goes on.
+            #expect(try await client.perform(Request(path: "docs/other.txt")).status == 200)
+        }
+    }
+}
