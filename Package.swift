@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "monarch-bundle-worker", targets: ["BundleWorker"]),
         .executable(name: "monarch-cache-worker", targets: ["CacheWorker"]),
         .executable(name: "monarch-network-worker", targets: ["NetworkWorker"]),
+        .executable(name: "monarch-example", targets: ["ClientExample"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
         .executable(name: "monarch-bench", targets: ["ClusterBench"]),
         .executable(name: "monarch-cache-bench", targets: ["CacheBench"]),
@@ -151,6 +152,13 @@ let package = Package(
             name: "NetworkWorker",
             dependencies: ["MonarchNetwork", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging],
             path: "Workers/Network/Main"
+        ),
+
+        // The client library's example program (README: "Using it from Swift"); ClusterTests run it.
+        .executableTarget(
+            name: "ClientExample",
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchWire", argumentParser],
+            path: "Examples/ClientExample"
         ),
 
         // Benchmarks: frame round trips on the Swift layer against a C program on libuv.

@@ -41,7 +41,7 @@ final class ClientCore: Sendable {
     }
 
     private func dial() async throws(MonarchError) -> ClientLink {
-        let target = try await address.resolved()
+        let target = try await address.resolved(on: loop)
         return try await ClientLink.open(
             to: target, on: loop, token: options.token, heartbeat: options.heartbeat,
             handshakeTimeout: options.connectTimeout,

@@ -2,17 +2,23 @@
 import Glibc
 #endif
 import Monarch
+import MonarchLoop
 import MonarchWire
 
 extension SocketAddress {
     /// This address with a TCP host name replaced by its first IPv4 or IPv6 address
-    /// (`getaddrinfo`, run off the caller's thread); Unix addresses, numeric hosts and
+    /// (`getaddrinfo`, run on `loop`'s thread pool); Unix addresses, numeric hosts and
     /// `localhost` as they are.
     ///
     /// - Throws: ``MonarchError/transport(_:)`` (`cannotConnect`) when the name does not resolve.
-    func resolved() async throws(MonarchError) -> SocketAddress {
+    func resolved(on loop: EventLoop) async throws(MonarchError) -> SocketAddress {
         guard case .tcp(let host, let port) = self, host != "localhost", !Self.isNumeric(host) else { return self }
-        let outcome = await Task.detached { Self.lookUp(host) }.value
+        let outcome: Result<String, LookupFailure>
+        do {
+            outcome = try await loop.runOnThreadPool { Self.lookUp(host) }
+        } catch {
+            throw .transport(.init(.cannotConnect, "cannot resolve \(host): \(error)"))
+        }
         switch outcome {
         case .success(let numeric): return .tcp(host: numeric, port: port)
         case .failure(let why): throw .transport(.init(.cannotConnect, "cannot resolve \(host): \(why)"))
