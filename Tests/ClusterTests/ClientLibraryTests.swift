@@ -141,4 +141,27 @@ struct ClientLibraryTests {
             #expect(try await within(30, "a reconnection") { try await beating.perform(Request(path: "docs/hello.txt")) }.status == 200)
         }
     }
+
+    @Test("Clients share one loop thread; a client dropped without close() closes its connection")
+    func sharedLoopAndForgottenClients() async throws {
+        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0 }
+        try await TestCluster.with { cluster in
+            let observer = try await cluster.connect()
+            defer { Task { await observer.close() } }
+            let before = threads()
+            let baseline = try await cluster.status(via: observer).clients
+            do {
+                var clients: [MonarchClient] = []
+                for _ in 0..<20 { clients.append(try await cluster.connect()) }
+                for client in clients { #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200) }
+                #expect(try await cluster.status(via: observer).clients == baseline + 20)
+                // 20 connections, no thread each (a loop thread per client would add 20).
+                #expect(threads() < before + 5, "threads: \(before) before, \(threads()) with 20 clients")
+            }
+            // Released without close(): each one closes its connection.
+            try await eventually("the forgotten clients to disconnect") {
+                try await cluster.status(via: observer).clients == baseline
+            }
+        }
+    }
 }
