@@ -53,7 +53,7 @@ struct CoordinatorOptions: ParsableArguments {
         let target = try coordinatorAddress()
         let why: String
         do {
-            return try await MonarchClient.connect(to: target, token: token())
+            return try await MonarchClient.connect(to: target, options: MonarchClient.Options(token: token()))
         } catch {
             guard case .transport(let transport) = error, transport.kind == .cannotConnect else { throw error }
             why = transport.message

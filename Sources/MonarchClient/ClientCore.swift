@@ -46,7 +46,7 @@ final class ClientCore: Sendable {
             to: target, on: loop, token: options.token, heartbeat: options.heartbeat,
             handshakeTimeout: options.connectTimeout,
             onPush: { [weak self] message in self?.onPush.withLock { $0 }?(message) },
-            onEnd: { [weak self] reason in self?.linkEnded(reason) })
+            onEnd: { [weak self] link, reason in self?.linkEnded(link, reason) })
     }
 
     /// The current link, or the next one once a reconnection succeeds.
@@ -133,27 +133,23 @@ final class ClientCore: Sendable {
                 }
                 if state.withLock({ $0.closed }) { throw .transport(.init(.connectionLost, reason)) }
                 // Wait for the link that replaces this one (the loss may not be noticed yet).
-                await forget(link, reason: reason)
+                linkEnded(link, reason)
             }
         }
     }
 
-    /// Makes sure `link` is no longer the current one, so the next ``link()`` waits for a new one.
-    private func forget(_ link: ClientLink, reason: String) async {
-        let current = state.withLock { $0.link }
-        if current === link { linkEnded(reason) }
-    }
-
-    /// The current link ended: forget it and reconnect in the background, backing off.
-    private func linkEnded(_ reason: String) {
-        let start = state.withLock { state -> Bool in
+    /// `link` ended: unless a newer link replaced it already, forget it and reconnect in the
+    /// background, backing off.
+    private func linkEnded(_ link: ClientLink, _ reason: String) {
+        state.withLock { state in
+            if let current = state.link {
+                guard current === link else { return }
+            }
             state.link = nil
             state.lastProblem = reason
-            guard !state.closed, state.reconnecting == nil else { return false }
+            guard !state.closed, state.reconnecting == nil else { return }
             state.reconnecting = Task { await self.reconnect() }
-            return true
         }
-        _ = start
     }
 
     private func reconnect() async {
@@ -163,6 +159,8 @@ final class ClientCore: Sendable {
             if state.withLock({ $0.closed }) { break }
             do throws(MonarchError) {
                 let link = try await dial()
+                // A link that ended already (its end was ignored while reconnecting) is no link.
+                if link.isEnded { throw .transport(.init(.connectionLost, "the new connection ended at once")) }
                 let (waiters, closed) = state.withLock { state in
                     state.reconnecting = nil
                     if state.closed { return ([CheckedContinuation<ClientLink, any Error>](), true) }

@@ -44,10 +44,10 @@ final class ClientLink: Sendable {
 
     /// Connects to `address` on `loop`, says hello with `token`, and starts reading and
     /// sending heartbeats every `heartbeat` (none when nil). `onPush` gets unasked messages;
-    /// `onEnd` runs once when the link ends, with why.
+    /// `onEnd` runs once when the link ends, with the link and why.
     static func open(
         to address: SocketAddress, on loop: EventLoop, token: String?, heartbeat: Duration?, handshakeTimeout: Duration,
-        onPush: @escaping @Sendable (WireMessage) -> Void, onEnd: @escaping @Sendable (String) -> Void
+        onPush: @escaping @Sendable (WireMessage) -> Void, onEnd: @escaping @Sendable (ClientLink, String) -> Void
     ) async throws(MonarchError) -> ClientLink {
         let connection: AsyncFrameConnection
         do {
@@ -165,7 +165,8 @@ final class ClientLink: Sendable {
     }
 
     private func start(
-        heartbeat: Duration?, onPush: @escaping @Sendable (WireMessage) -> Void, onEnd: @escaping @Sendable (String) -> Void
+        heartbeat: Duration?, onPush: @escaping @Sendable (WireMessage) -> Void,
+        onEnd: @escaping @Sendable (ClientLink, String) -> Void
     ) {
         let reader = Task(executorPreference: connection.loop) { [self] in
             var end = "the coordinator closed the connection"
@@ -206,7 +207,7 @@ final class ClientLink: Sendable {
     }
 
     /// Ends every waiting exchange and reports the end once.
-    private func finish(_ reason: String, onEnd: @Sendable (String) -> Void) {
+    private func finish(_ reason: String, onEnd: @Sendable (ClientLink, String) -> Void) {
         let waiting = state.withLock { state in
             state.ended = reason
             let waiting = state.pending.map { ($0.value, state.phase[$0.key] == .sent) }
@@ -216,8 +217,11 @@ final class ClientLink: Sendable {
         }
         for (continuation, sent) in waiting { continuation.resume(returning: .lost(reason: reason, sent: sent)) }
         for task in tasks.withLock({ $0 }).dropFirst() { task.cancel() }
-        onEnd(reason)
+        onEnd(self, reason)
     }
+
+    /// Whether the link has ended (its exchanges end with `lost` at once).
+    var isEnded: Bool { state.withLock { $0.ended != nil } }
 
     /// Pings when nothing was heard for `interval`; closes the link when nothing was heard for
     /// three intervals (the peer is dead or stuck).

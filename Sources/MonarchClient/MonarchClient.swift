@@ -37,13 +37,6 @@ public final class MonarchClient: MonarchService {
         return MonarchClient(core: core)
     }
 
-    /// Connects with the default options and `token`, where the listener requires one.
-    ///
-    /// - Throws: ``MonarchError/transport(_:)`` with kind `cannotConnect`.
-    public static func connect(to address: SocketAddress, token: String?) async throws(MonarchError) -> MonarchClient {
-        try await connect(to: address, options: Options(token: token))
-    }
-
     /// The coordinator's answer to `request`, whatever its status, under the request's domain
     /// (``RequestDomain/any``: the route's). Waits for a reconnection when the connection is
     /// down. Cancelling the calling task sends a `cancel` and throws ``MonarchError/cancelled``.

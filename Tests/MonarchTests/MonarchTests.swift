@@ -210,7 +210,7 @@ struct RenameRequest: MonarchRequest {
     func chainFailure() async throws {
         var monarch = Monarch()
         monarch.register(StubProvider("cache", .miss(reason: nil), log: log), for: .api)
-        monarch.register(StubProvider("network", .failure(ProviderFailure(code: "timeout", message: "slow")), log: log), for: .api)
+        monarch.register(StubProvider("network", .failure(ProviderFailure(code: "fetchFailed", message: "broken")), log: log), for: .api)
         let error = await monarchError { () async throws(MonarchError) in try await monarch.perform(UserRequest(id: 1)) }
         guard case .chainFailure(let chain)? = error else {
             Issue.record("expected chainFailure, got \(String(describing: error))")
