@@ -39,6 +39,9 @@ public protocol MonarchRequest: Sendable {
     var policy: CachePolicy? { get }
     /// How long to wait at most; nil leaves it to the route (or 30 s).
     var deadline: Duration? { get }
+    /// How long caches may keep the answer (sent as `ttlMs`; a coordinator keeps it within the
+    /// route's limits); nil leaves it to the route.
+    var ttl: Duration? { get }
     /// The answer a preview service gives (see ``MonarchPreview``).
     var previewData: Response { get }
     /// Turns a successful body into a ``Response``; JSON by default.
@@ -60,6 +63,8 @@ extension MonarchRequest {
     public var policy: CachePolicy? { nil }
     /// The route's deadline.
     public var deadline: Duration? { nil }
+    /// The route's TTL.
+    public var ttl: Duration? { nil }
 
     /// Decodes `body` as JSON.
     public func decode(_ body: Data) throws -> Response {
@@ -82,6 +87,6 @@ extension MonarchRequest {
         }
         return Request(
             path: path, domain: domain, query: query, method: method.uppercased(), headers: headers, body: data,
-            policy: policy, deadline: deadline)
+            policy: policy, deadline: deadline, route: RouteContext(ttl: ttl))
     }
 }

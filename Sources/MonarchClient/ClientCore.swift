@@ -25,8 +25,11 @@ final class ClientCore: Sendable {
 
     private let state = Mutex(State())
     /// Messages the coordinator sends unasked (see ``ClientLink``); ignored until a feature
-    /// (such as watching keys) installs a handler.
+    /// (such as watching keys) installs a handler. Called on the loop's reader task, in order.
     let onPush = Mutex<(@Sendable (WireMessage) -> Void)?>(nil)
+    /// Runs with each new link after a reconnection, before waiting requests use it: where a
+    /// feature restores what lived on the lost connection (such as watches).
+    let onReconnected = Mutex<(@Sendable (ClientLink) async -> Void)?>(nil)
 
     init(address: SocketAddress, loop: EventLoop, options: Options) {
         self.address = address
@@ -172,6 +175,7 @@ final class ClientCore: Sendable {
                     await link.close()
                     return
                 }
+                await onReconnected.withLock { $0 }?(link)
                 for waiter in waiters { waiter.resume(returning: link) }
                 return
             } catch {

@@ -18,7 +18,9 @@ import MonarchWire
 /// let user = try await client.perform(CurrentUser())
 /// ```
 public final class MonarchClient: MonarchService {
-    private let core: ClientCore
+    /// The connection machinery; features of the client (in extensions) reach the push seam
+    /// through it (``ClientCore/onPush``, ``ClientCore/onReconnected``).
+    let core: ClientCore
 
     private init(core: ClientCore) { self.core = core }
 

@@ -28,13 +28,8 @@ public final class QueryClient: Sendable {
     /// and value type, fetching now unless `options` say on demand or a shared value is fresh.
     public func query<R: MonarchRequest>(_ request: R, options: QueryOptions = QueryOptions()) -> Query<R.Response> {
         let service = service
-        let fetch: @Sendable () async throws(MonarchError) -> R.Response
-        if let policy = options.policy {
-            let asked = PolicyOverride(base: request, policy: policy)
-            fetch = { () async throws(MonarchError) in try await service.perform(asked) }
-        } else {
-            fetch = { () async throws(MonarchError) in try await service.perform(request) }
-        }
+        let asked = QueryRequest(base: request, options: options)
+        let fetch = { @Sendable () async throws(MonarchError) -> R.Response in try await service.perform(asked) }
         let key = QueryKey((try? request.request()) ?? Request(path: request.path, domain: request.domain, method: request.method))
         let id = EntryID(key: key, type: ObjectIdentifier(R.Response.self))
         let (entry, handle) = entries.withLock { entries -> (QueryEntry<R.Response>, Int) in

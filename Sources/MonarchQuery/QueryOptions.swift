@@ -24,8 +24,10 @@ public struct QueryOptions: Sendable {
     public var pollInterval: Duration?
     /// The cache policy sent with the request, replacing the request's own; nil keeps it.
     public var policy: CachePolicy?
-    /// How long a fetched value stays fresh here: a query made or started within it uses the
-    /// shared value without asking. Nil (the default) asks on every start.
+    /// How long a fetched value stays fresh: a query made or started within it uses the
+    /// shared value without asking, and the request asks caches to keep the answer that long
+    /// (its ``MonarchRequest/ttl``). Nil (the default) asks on every start and leaves the
+    /// caches' TTL to the request.
     public var ttl: Duration?
 
     /// Options, each defaulting as described.
@@ -37,11 +39,14 @@ public struct QueryOptions: Sendable {
     }
 }
 
-/// A typed request with its cache policy replaced.
-struct PolicyOverride<Base: MonarchRequest>: MonarchRequest {
+/// A typed request with its cache policy and TTL replaced where a query's options set them.
+struct QueryRequest<Base: MonarchRequest>: MonarchRequest {
     typealias Response = Base.Response
     var base: Base
-    var policy: CachePolicy?
+    var options: QueryOptions
+
+    var policy: CachePolicy? { options.policy ?? base.policy }
+    var ttl: Duration? { options.ttl ?? base.ttl }
 
     var path: String { base.path }
     var method: String { base.method }

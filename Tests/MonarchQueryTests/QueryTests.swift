@@ -112,13 +112,13 @@ import Testing
         #expect(query.state == .success(Counter(value: 3)))
     }
 
-    @Test("a query with a policy sends it")
+    @Test("a query with a policy and a TTL sends them")
     func policy() async throws {
         final class Recorder: RequestProvider, Sendable {
             var name: String { "recorder" }
-            let seen = Mutex<CachePolicy?>(nil)
+            let seen = Mutex<(CachePolicy?, Duration?)>((nil, nil))
             func perform(_ request: Request) async -> ProviderOutcome {
-                seen.withLock { $0 = request.policy }
+                seen.withLock { $0 = (request.policy, request.route.ttl) }
                 return .response(Response(body: Data(#"{"value":5}"#.utf8)))
             }
         }
@@ -126,9 +126,15 @@ import Testing
         var service = Monarch()
         service.register(recorder)
         let queries = QueryClient(service: service)
-        let query = queries.query(CounterRequest(), options: QueryOptions(policy: .networkFirst))
+        let query = queries.query(CounterRequest(), options: QueryOptions(policy: .networkFirst, ttl: .seconds(90)))
         #expect(try await query.value() == Counter(value: 5))
-        #expect(recorder.seen.withLock { $0 } == .networkFirst)
+        #expect(recorder.seen.withLock { $0.0 } == .networkFirst)
+        #expect(recorder.seen.withLock { $0.1 } == .seconds(90))
+        // Without options, the request's own (none here).
+        let plain = QueryClient(service: service).query(CounterRequest(), options: QueryOptions(start: .onDemand))
+        _ = try await plain.value()
+        #expect(recorder.seen.withLock { $0.0 } == nil)
+        #expect(recorder.seen.withLock { $0.1 } == nil)
     }
 
     @Test("keys: method, domain, path, query ordered by name")
