@@ -6,13 +6,13 @@ import MonarchLoop
 import MonarchWire
 
 extension SocketAddress {
-    /// This address with a TCP host name replaced by its first IPv4 or IPv6 address
-    /// (`getaddrinfo`, run on `loop`'s thread pool); Unix addresses, numeric hosts and
-    /// `localhost` as they are.
+    /// This address with a TCP host name replaced by its address (`getaddrinfo`, run on
+    /// `loop`'s thread pool; the first IPv4 address, else the first IPv6 one); Unix
+    /// addresses and numeric hosts as they are.
     ///
     /// - Throws: ``MonarchError/transport(_:)`` (`cannotConnect`) when the name does not resolve.
     func resolved(on loop: EventLoop) async throws(MonarchError) -> SocketAddress {
-        guard case .tcp(let host, let port) = self, host != "localhost", !Self.isNumeric(host) else { return self }
+        guard case .tcp(let host, let port) = self, !Self.isNumeric(host) else { return self }
         let outcome: Result<String, LookupFailure>
         do {
             outcome = try await loop.runOnThreadPool { Self.lookUp(host) }
@@ -33,7 +33,8 @@ extension SocketAddress {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
-    /// The first address `getaddrinfo` gives for `host`, as text. Blocks.
+    /// The first IPv4 address `getaddrinfo` gives for `host` (else its first address), as
+    /// text. Blocks.
     private static func lookUp(_ host: String) -> Result<String, LookupFailure> {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -43,8 +44,17 @@ extension SocketAddress {
             return .failure(LookupFailure(why: String(cString: gai_strerror(status))))
         }
         defer { freeaddrinfo(list) }
+        var chosen = first
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = next {
+            if entry.pointee.ai_family == AF_INET {
+                chosen = entry
+                break
+            }
+            next = entry.pointee.ai_next
+        }
         var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
+        guard getnameinfo(chosen.pointee.ai_addr, chosen.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
             return .failure(LookupFailure(why: "no numeric form"))
         }
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }

@@ -164,4 +164,27 @@ struct ClientLibraryTests {
             }
         }
     }
+
+    @Test("TCP with a host name and a token: the name resolves, a missing or wrong token is refused")
+    func tcpWithToken() async throws {
+        let port = UInt16.random(in: 20_000...40_000)
+        try await TestCluster.with(ClusterOptions(token: "s3cret", tcpPort: port)) { cluster in
+            let address = SocketAddress.tcp(host: "localhost", port: port)
+            let client = try await within(20, "connecting over TCP") {
+                try await MonarchClient.connect(to: address, options: MonarchClient.Options(token: "s3cret"))
+            }
+            #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
+            await client.close()
+            for token in [nil, "wrong"] as [String?] {
+                let refused = await monarchError { () async throws(MonarchError) in
+                    try await MonarchClient.connect(to: address, options: MonarchClient.Options(token: token))
+                }
+                guard case .transport(let transport)? = refused else {
+                    Issue.record("token \(String(describing: token)): expected a refusal, got \(String(describing: refused))")
+                    continue
+                }
+                #expect(transport.kind == .cannotConnect)
+            }
+        }
+    }
 }

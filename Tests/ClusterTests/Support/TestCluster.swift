@@ -49,6 +49,8 @@ struct ClusterOptions: Sendable {
     var custom: String?
     /// `auth.token`, when set; the test's clients present it.
     var token: String?
+    /// A TCP port on 127.0.0.1 the coordinator also listens on for clients, when set.
+    var tcpPort: UInt16?
     /// The `monarch` executable to run (its folder is where it finds the workers); the
     /// build's by default.
     var monarch = Executables.monarch
@@ -66,10 +68,11 @@ struct ClusterOptions: Sendable {
     /// The configuration for a cluster in `folder`.
     func yaml(in folder: String) -> String {
         let auth = token.map { "auth:\n  token: \($0)\n" } ?? ""
+        let tcp = tcpPort.map { ", tcp:127.0.0.1:\($0)" } ?? ""
         if let custom {
             return """
                 listen:
-                  clients: [unix:\(folder)/c.sock]
+                  clients: [unix:\(folder)/c.sock\(tcp)]
                   workers: unix:\(folder)/w.sock
 
                 """ + auth + custom.replacingOccurrences(of: "$FOLDER", with: folder)
@@ -79,7 +82,7 @@ struct ClusterOptions: Sendable {
         bundle += "}"
         return """
             listen:
-              clients: [unix:\(folder)/c.sock]
+              clients: [unix:\(folder)/c.sock\(tcp)]
               workers: unix:\(folder)/w.sock
             domains:
               static: [bundle]
