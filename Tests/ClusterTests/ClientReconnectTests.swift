@@ -14,7 +14,13 @@ struct ClientReconnectTests {
     @Test("The coordinator restarted mid-run: a GET in flight is retried, a POST fails as outcomeUnknown")
     func restart() async throws {
         try await withClientOriginCluster { cluster, _ in
-            let client = try await cluster.connect()
+            // The client dials a link to the coordinator's socket, so that the test decides
+            // when the next coordinator becomes reachable: once every worker is back.
+            let link = cluster.folder.path + "/link.sock"
+            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            let client = try await within(20, "connecting") {
+                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
+            }
             defer { Task { await client.close() } }
             #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
 
@@ -25,6 +31,7 @@ struct ClientReconnectTests {
             }
             cluster.up.signal(SIGKILL)
             _ = try await cluster.up.waitForExit(timeout: 15)
+            unlink(link)
 
             let posted = try await within(30, "the POST's end") { await post.value }
             guard case .transport(let transport)? = posted.failure else {
@@ -34,18 +41,24 @@ struct ClientReconnectTests {
             #expect(transport.kind == .outcomeUnknown, "\(transport)")
             #expect("\(transport)".contains("may or may not have happened"))
 
-            // The next coordinator, on the same sockets.
+            // The next coordinator, on the same sockets; stopped (with its workers) before the
+            // folder goes, whatever happens.
             let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
-            defer {
-                next.signal(SIGTERM)
-                Task { _ = try? await next.waitForExit(timeout: 30) }
+            do {
+                _ = try await next.waitForOutput(containing: "ready")
+                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+                let got = try await within(40, "the GET retried on the next coordinator") { await get.value }
+                #expect(got.success?.status == 200, "\(got)")
+                #expect(got.success.map { String(decoding: $0.body, as: UTF8.self) } == "finally")
+                // The same client goes on.
+                #expect(try await client.perform(Request(path: "docs/other.txt")).status == 200)
+            } catch {
+                next.signal(SIGKILL)
+                throw error
             }
-            _ = try await next.waitForOutput(containing: "ready")
-            let got = try await within(40, "the GET retried on the next coordinator") { await get.value }
-            #expect(got.success?.status == 200, "\(got)")
-            #expect(got.success.map { String(decoding: $0.body, as: UTF8.self) } == "finally")
-            // The same client goes on.
-            #expect(try await client.perform(Request(path: "docs/other.txt")).status == 200)
+            await client.close()
+            next.signal(SIGTERM)
+            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
         }
     }
 }
