@@ -126,6 +126,7 @@ final class ClientCore: Sendable {
             switch await link.exchange(make) {
             case .message(let message): return message
             case .cancelled: throw .cancelled
+            case .unsendable(let reason): throw .chainFailure(ChainError(.requestTooLarge, "the request does not fit in a frame: \(reason)"))
             case .lost(let reason, let sent):
                 if sent && !idempotent { throw .transport(.init(.outcomeUnknown, reason)) }
                 if sent {

@@ -20,6 +20,8 @@ final class ClientLink: Sendable {
         case cancelled
         /// The connection ended first; `sent` says whether the message had been handed to it.
         case lost(reason: String, sent: Bool)
+        /// The message cannot be sent at all (it does not fit in a frame); the link is fine.
+        case unsendable(reason: String)
     }
 
     private enum Phase { case queued, sent, cancelledEarly }
@@ -138,7 +140,8 @@ final class ClientLink: Sendable {
                 state.phase[id] = nil
                 return state.pending.removeValue(forKey: id)
             }
-            continuation?.resume(returning: .lost(reason: "\(error)", sent: false))
+            let answer: Answer = error is FrameError ? .unsendable(reason: "\(error)") : .lost(reason: "\(error)", sent: false)
+            continuation?.resume(returning: answer)
             return
         }
         let cancelNow = state.withLock { state -> Bool in

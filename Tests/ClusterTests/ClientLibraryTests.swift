@@ -187,4 +187,19 @@ struct ClientLibraryTests {
             }
         }
     }
+
+    @Test("A request too large for a frame is refused on the client; the connection goes on")
+    func oversizedRequest() async throws {
+        try await TestCluster.with { cluster in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            // 13 MB of body is over 16 MiB in base64.
+            let huge = await monarchError { () async throws(MonarchError) in
+                try await client.perform(Request(path: "docs/hello.txt", method: "PUT", body: Data(count: 13_000_000)))
+            }
+            #expect(huge?.chainError?.code == .requestTooLarge, "\(String(describing: huge))")
+            #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
+            #expect(try await cluster.status(via: client).clients >= 1)
+        }
+    }
 }
