@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import MonarchWire
 
 /// A resource as a provider returned it.
 public struct Response: Sendable, Hashable {
@@ -10,8 +11,14 @@ public struct Response: Sendable, Hashable {
     public var status: Int
     /// Response headers.
     public var headers: [String: String]
-    /// The body.
-    public var body: Data
+    /// The body as it travels between processes: a worker's answer is forwarded to clients
+    /// and caches without being decoded.
+    public var content: MessageBody
+    /// The body's bytes.
+    public var body: Data {
+        get { content.bytes }
+        set { content = MessageBody(newValue) }
+    }
     /// Which provider answered (`cache`, `bundle`, `network`, or a Swift provider's name).
     public var source: String?
     /// Whether the response came from a cache past its TTL.
@@ -30,7 +37,7 @@ public struct Response: Sendable, Hashable {
     ) {
         self.status = status
         self.headers = headers
-        self.body = body
+        self.content = MessageBody(body)
         self.source = source
         self.stale = stale
         self.age = age

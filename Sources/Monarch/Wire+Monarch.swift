@@ -35,18 +35,19 @@ extension Response {
     /// ``lowercasedHeaderNames(_:)``).
     public init(_ message: ResponseMessage) {
         self.init(
-            status: message.status, headers: Self.lowercasedHeaderNames(message.headers ?? [:]), body: message.body ?? .init(),
+            status: message.status, headers: Self.lowercasedHeaderNames(message.headers ?? [:]),
             source: message.source, stale: message.stale ?? false,
             age: message.ageMs.map { .milliseconds(Int64(clamping: $0)) },
             ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheable: message.cacheable ?? true)
+        if let content = message.content { self.content = content }
     }
 
     /// This response as a `response` message answering `id`, its header names in lowercase.
     public func message(id: MessageID) -> ResponseMessage {
         ResponseMessage(
             id: id, status: status, source: source, headers: headers.isEmpty ? nil : Self.lowercasedHeaderNames(headers),
-            body: body.isEmpty ? nil : body, stale: stale ? true : nil, ageMs: age?.wholeMilliseconds,
-            ttlMs: ttl?.wholeMilliseconds, cacheable: cacheable ? nil : false)
+            stale: stale ? true : nil, ageMs: age?.wholeMilliseconds,
+            ttlMs: ttl?.wholeMilliseconds, cacheable: cacheable ? nil : false, content: content.isEmpty ? nil : content)
     }
 }
 
@@ -55,8 +56,9 @@ extension Response {
     /// in lowercase.
     public init(_ message: StoreMessage) {
         self.init(
-            status: message.status, headers: Self.lowercasedHeaderNames(message.headers ?? [:]), body: message.body ?? .init(),
+            status: message.status, headers: Self.lowercasedHeaderNames(message.headers ?? [:]),
             ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) })
+        if let content = message.content { self.content = content }
     }
 
     /// This response as a `store` message keeping it under `key`, fresh for `ttl` (for ever
@@ -64,7 +66,7 @@ extension Response {
     public func storeMessage(id: MessageID, key: String, ttl: Duration?) -> StoreMessage {
         StoreMessage(
             id: id, key: key, status: status, headers: headers.isEmpty ? nil : Self.lowercasedHeaderNames(headers),
-            body: body.isEmpty ? nil : body, ttlMs: ttl?.wholeMilliseconds)
+            ttlMs: ttl?.wholeMilliseconds, content: content.isEmpty ? nil : content)
     }
 }
 

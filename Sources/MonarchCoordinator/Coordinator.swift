@@ -151,6 +151,13 @@ public final class Coordinator: @unchecked Sendable {
             listeners.removeAll()
             throw error
         }
+        try startTimers()
+        checkDescriptorBudget()
+    }
+
+    /// Starts the once-a-second maintenance and the heartbeats; ``start()`` does, after its
+    /// listeners. Loop thread only.
+    func startTimers() throws(UVError) {
         let timer = try LoopTimer(on: loop)
         timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in maintain() }
         maintenance = timer
@@ -158,7 +165,28 @@ public final class Coordinator: @unchecked Sendable {
         let interval = max(limits.heartbeat.wholeMilliseconds, 1)
         beat.start(afterMs: interval, repeatMs: interval) { [unowned self] in checkHeartbeats() }
         heartbeat = beat
-        checkDescriptorBudget()
+    }
+
+    /// A connection to this coordinator from inside its process — an embedded client, or a
+    /// worker running on a thread — with no listener or socket file: returns the descriptor of
+    /// the caller's end, a connected Unix socket to open with
+    /// ``MonarchLoop/StreamConnection/open(socket:on:)`` on any loop. The connection then goes
+    /// through what every connection of `role` goes through: the caps, the hello, the token
+    /// when one is configured. Loop thread only.
+    ///
+    /// - Throws: ``UVError`` when the process has no descriptors left.
+    public func connectInProcess(as role: Hello.Role) throws(UVError) -> Int32 {
+        loop.preconditionInEventLoop()
+        let (ours, theirs) = try StreamConnection.socketPair()
+        let stream: StreamConnection
+        do {
+            stream = try StreamConnection.open(socket: ours, on: loop)
+        } catch {
+            Glibc.close(theirs)
+            throw error
+        }
+        accept(stream, as: role, requiresToken: configuration.token != nil)
+        return theirs
     }
 
     /// Serves the metrics of `registry` (where this process's swift-metrics go) on the

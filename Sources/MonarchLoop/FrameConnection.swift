@@ -96,7 +96,11 @@ public final class FrameConnection: @unchecked Sendable {
     ///
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the encoded message exceeds the limit.
     public func send(_ message: WireMessage) throws(FrameError) {
-        try send(payload: codec.encode(message))
+        guard endReason == nil else { return }
+        scratch.removeAll(keepingCapacity: true)
+        try codec.appendFrame(message, to: &scratch)
+        stream.write(taking: &scratch)
+        if scratch.capacity > 1 << 20 { scratch = [] }
     }
 
     /// Reports `error` to the peer in an `error` message and closes once it is written; no
@@ -116,14 +120,19 @@ public final class FrameConnection: @unchecked Sendable {
         guard endReason == nil else { return }
         decoder.append(bytes)
         do {
-            while endReason == nil, !stream.isClosing, let payload = try decoder.nextFrame() {
+            while endReason == nil, !stream.isClosing {
                 if let onMessage {
-                    do {
-                        onMessage(try codec.decode(payload))
-                    } catch {
-                        fail(error)
+                    // Decoded where the frame lies; the message is delivered once the decoder is free again.
+                    let codec = self.codec
+                    guard let decoded = try decoder.nextFrame({ payload in
+                        Result { () throws(ProtocolError) in try codec.decode(payload) }
+                    }) else { break }
+                    switch decoded {
+                    case .success(let message): onMessage(message)
+                    case .failure(let error): fail(error)
                     }
                 } else {
+                    guard let payload = try decoder.nextFrame() else { break }
                     onFrame?(payload)
                 }
             }

@@ -164,6 +164,29 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         bytes.withUnsafeBytes { write($0) }
     }
 
+    /// Writes `bytes` after everything written before, taking the array over when nothing else
+    /// waits to be written (no copy); `bytes` is left empty, with whatever capacity the stream
+    /// hands back.
+    public func write(taking bytes: inout [UInt8]) {
+        loop.preconditionInEventLoop()
+        guard gathered.isEmpty, !isClosing, !writeFailed, !bytes.isEmpty else {
+            write(bytes)
+            bytes.removeAll(keepingCapacity: true)
+            return
+        }
+        swap(&gathered, &bytes)
+        bytes.removeAll(keepingCapacity: true)
+        queuedWriteBytes += gathered.count
+        if !flushScheduled {
+            flushScheduled = true
+            loop.scheduleFlush(self)
+        }
+        if isWritable && queuedWriteBytes > writeHighWatermark {
+            isWritable = false
+            onWritabilityChanged?(false)
+        }
+    }
+
     /// Hands the gathered bytes to the kernel: directly when nothing is queued before them,
     /// and whatever it does not take (or all, behind earlier writes) as a queued write.
     func flush() {

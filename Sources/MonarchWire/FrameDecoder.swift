@@ -45,6 +45,15 @@ public struct FrameDecoder: Sendable {
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the next header announces more
     ///   than ``maxFrameBytes``. After an error the stream is unusable: close it.
     public mutating func nextFrame() throws(FrameError) -> [UInt8]? {
+        try nextFrame { Array($0) }
+    }
+
+    /// Hands the next complete payload to `body` where it lies (the bytes are valid during the
+    /// call only) and returns what `body` returns, or nil when more bytes are needed.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the next header announces more
+    ///   than ``maxFrameBytes``. After an error the stream is unusable: close it.
+    public mutating func nextFrame<Result>(_ body: (UnsafeRawBufferPointer) -> Result) throws(FrameError) -> Result? {
         let available = buffer.count - readIndex
         guard available >= 4 else { return nil }
         let length = buffer.withUnsafeBufferPointer { bytes in
@@ -56,13 +65,13 @@ public struct FrameDecoder: Sendable {
         }
         guard available - 4 >= Int(length) else { return nil }
         let start = readIndex + 4
-        let payload = Array(buffer[start..<start + Int(length)])
+        let result = buffer.withUnsafeBytes { bytes in body(UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(length)])) }
         readIndex = start + Int(length)
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
             readIndex = 0
         }
-        return payload
+        return result
     }
 
     /// Declares the end of the stream.

@@ -3,13 +3,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(ExtrasBase64)
-import ExtrasBase64
-#endif
 
 /// The messages every request and answer is made of — `request`, `response`, `miss`,
-/// `failure`, `cancel`, `ping`, `pong` — read and written straight from and to a frame's bytes,
-/// without Codable's machinery.
+/// `failure`, `cancel`, `ping`, `pong`, and the cache's `store` — read and written straight
+/// from and to a frame's bytes, without Codable's machinery; a body read from a frame is
+/// kept as its base64 text (``MessageBody``), so forwarding it costs a copy, not a decode and
+/// an encode.
 ///
 /// Decoding gives the very value ``MessageCodec``'s full decoder gives, or nil when the payload
 /// is anything else or anything out of the ordinary (another type, an invalid or unusual field,
@@ -62,6 +61,7 @@ enum HotMessageCodec {
         case "request": return reader.request().map(WireMessage.request)
         case "response": return reader.response().map(WireMessage.response)
         case "miss": return reader.miss().map(WireMessage.miss)
+        case "store": return reader.store().map(WireMessage.store)
         case "failure": return reader.failure().map(WireMessage.failure)
         case "cancel": return reader.id().map { .cancel(CancelMessage(id: $0)) }
         case "ping": return reader.optionalID().map { .ping(PingMessage(id: $0)) }
@@ -127,11 +127,23 @@ enum HotMessageCodec {
             var message = ResponseMessage(id: id, status: Int(status))
             guard read("source", into: &message.source, { $0.string() }),
                 read("headers", into: &message.headers, { $0.stringMap() }),
-                read("body", into: &message.body, Self.base64),
+                read("body", into: &message.content, Self.body),
                 read("stale", into: &message.stale, { $0.bool() }),
                 read("ageMs", into: &message.ageMs, { $0.unsignedInteger() }),
                 read("ttlMs", into: &message.ttlMs, { $0.unsignedInteger() }),
                 read("cacheable", into: &message.cacheable, { $0.bool() })
+            else { return nil }
+            return message
+        }
+
+        func store() -> StoreMessage? {
+            guard let id = id(), case .value(let key) = optional("key", { $0.string() }),
+                case .value(let status) = optional("status", { $0.unsignedInteger() }), (100...599).contains(status)
+            else { return nil }
+            var message = StoreMessage(id: id, key: key, status: Int(status))
+            guard read("headers", into: &message.headers, { $0.stringMap() }),
+                read("body", into: &message.content, Self.body),
+                read("ttlMs", into: &message.ttlMs, { $0.unsignedInteger() })
             else { return nil }
             return message
         }
@@ -161,40 +173,14 @@ enum HotMessageCodec {
             }
         }
 
-        /// A strict, canonical base64 string without escapes, decoded.
-        static func base64(_ cursor: inout JSONCursor) -> Data? {
-            guard let encoded = cursor.plainString() else { return nil }
-            guard encoded.count % 4 == 0 else { return nil }
-            guard !encoded.isEmpty else { return Data() }
-            guard Self.hasZeroUnusedBits(encoded) else { return nil }
-            #if canImport(ExtrasBase64)
-            return (try? Base64.decode(bytes: encoded)).map { Data($0) }
-            #else
-            // Built without the package (the fuzzing harness compiles this module alone).
-            return Data(base64Encoded: Data(encoded))
-            #endif
+        /// A strict, canonical base64 string without escapes, kept as it is.
+        static func body(_ cursor: inout JSONCursor) -> MessageBody? {
+            cursor.plainString().flatMap(MessageBody.init(base64:))
         }
 
-        /// Whether the bits a padded base64 string leaves unused are zero (canonical form).
-        private static func hasZeroUnusedBits(_ encoded: UnsafeRawBufferPointer) -> Bool {
-            let count = encoded.count
-            func sextet(_ byte: UInt8) -> UInt8? {
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
-                case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
-                case UInt8(ascii: "+"): 62
-                case UInt8(ascii: "/"): 63
-                default: nil
-                }
-            }
-            if encoded[count - 2] == UInt8(ascii: "=") {
-                return encoded[count - 1] == UInt8(ascii: "=") && (sextet(encoded[count - 3]).map { $0 & 0x0F == 0 } ?? false)
-            }
-            if encoded[count - 1] == UInt8(ascii: "=") {
-                return sextet(encoded[count - 2]).map { $0 & 0x03 == 0 } ?? false
-            }
-            return true
+        /// A strict, canonical base64 string without escapes, decoded.
+        static func base64(_ cursor: inout JSONCursor) -> Data? {
+            body(&cursor)?.bytes
         }
 
         /// An array of query items: `{"name": string, "value": string or null}`, other members skipped.
@@ -309,7 +295,11 @@ enum HotMessageCodec {
     /// Appends the JSON of `message` to `output`; false (and nothing appended) for a type this
     /// codec does not write.
     static func encode(_ message: WireMessage, into output: inout [UInt8]) -> Bool {
-        var writer = JSONWriter(output: output)
+        // The writer takes the buffer over (no copy), and gives it back when done.
+        var writer = JSONWriter(output: [])
+        swap(&writer.output, &output)
+        defer { swap(&writer.output, &output) }
+        let start = writer.output.count
         switch message {
         case .request(let request):
             writer.begin(type: "request")
@@ -350,11 +340,19 @@ enum HotMessageCodec {
             writer.field("status", UInt64(clamping: response.status))
             writer.field("source", response.source)
             writer.field("headers", response.headers)
-            writer.field("body", response.body)
+            writer.field("body", response.content)
             writer.field("stale", response.stale)
             writer.field("ageMs", response.ageMs)
             writer.field("ttlMs", response.ttlMs)
             writer.field("cacheable", response.cacheable)
+        case .store(let store):
+            writer.begin(type: "store")
+            writer.field("id", store.id)
+            writer.field("key", store.key)
+            writer.field("status", UInt64(clamping: store.status))
+            writer.field("headers", store.headers)
+            writer.field("body", store.content)
+            writer.field("ttlMs", store.ttlMs)
         case .miss(let miss):
             writer.begin(type: "miss")
             writer.field("id", miss.id)
@@ -414,10 +412,10 @@ enum HotMessageCodec {
             writer.begin(type: "pong")
             writer.field("id", pong.id)
         default:
+            writer.output.removeSubrange(start...)
             return false
         }
         writer.raw(UInt8(ascii: "}"))
-        output = writer.output
         return true
     }
 }
@@ -475,14 +473,14 @@ private struct JSONWriter {
     }
 
     mutating func field(_ name: String, _ value: Data?) {
+        field(name, value.map(MessageBody.init))
+    }
+
+    mutating func field(_ name: String, _ value: MessageBody?) {
         guard let value else { return }
         key(name)
         raw(UInt8(ascii: "\""))
-        #if canImport(ExtrasBase64)
-        output.append(contentsOf: Base64.encodeToBytes(bytes: value))
-        #else
-        output.append(contentsOf: value.base64EncodedData())
-        #endif
+        value.appendBase64(to: &output)
         raw(UInt8(ascii: "\""))
     }
 

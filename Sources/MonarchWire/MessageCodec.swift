@@ -24,6 +24,13 @@ public struct MessageCodec: Sendable {
     ///   `missingType`, `unknownType`, `missingField` or `invalidField`, and a message that
     ///   names the field concerned.
     public func decode(_ payload: [UInt8]) throws(ProtocolError) -> WireMessage {
+        try payload.withUnsafeBytes { bytes in Result { () throws(ProtocolError) in try decode(bytes) } }.get()
+    }
+
+    /// Decodes one frame payload where it lies (see ``decode(_:)-([UInt8])``).
+    ///
+    /// - Throws: ``ProtocolError``, as ``decode(_:)-([UInt8])`` does.
+    public func decode(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) -> WireMessage {
         guard !payload.isEmpty else {
             throw ProtocolError(.invalidJSON, "empty payload: a frame holds one JSON object")
         }
@@ -32,7 +39,8 @@ public struct MessageCodec: Sendable {
         }
         // The messages of every request and answer, read straight from the bytes; anything
         // else, or anything out of the ordinary, goes through the full decoder below.
-        if let message = payload.withUnsafeBytes({ HotMessageCodec.decode($0) }) { return message }
+        if let message = HotMessageCodec.decode(payload) { return message }
+        let payload = Array(payload)
         do {
             return try JSONDecoder().decode(WireMessage.self, from: Data(payload))
         } catch let unknown as UnknownMessageType {
@@ -47,7 +55,12 @@ public struct MessageCodec: Sendable {
     /// Whether `bytes` are valid UTF-8: ASCII eight bytes at a time (a body's base64 is
     /// megabytes of it), the full check only when another byte is there.
     static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
-        let allASCII = bytes.withUnsafeBytes { raw -> Bool in
+        bytes.withUnsafeBytes { isValidUTF8($0) }
+    }
+
+    /// Whether `raw` is valid UTF-8 (see ``isValidUTF8(_:)-([UInt8])``).
+    static func isValidUTF8(_ raw: UnsafeRawBufferPointer) -> Bool {
+        let allASCII = { () -> Bool in
             guard let base = raw.baseAddress else { return true }
             var index = 0
             var seen: UInt64 = 0
@@ -60,13 +73,14 @@ public struct MessageCodec: Sendable {
                 index += 1
             }
             return seen & 0x8080_8080_8080_8080 == 0
-        }
-        return allASCII || String(validating: bytes, as: UTF8.self) != nil
+        }()
+        return allASCII || String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) != nil
     }
 
     /// Encodes a message as a frame payload (JSON text, no length prefix).
     public func encode(_ message: WireMessage) -> [UInt8] {
         var output: [UInt8] = []
+        output.reserveCapacity(Self.expectedSize(of: message))
         if HotMessageCodec.encode(message, into: &output) { return output }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
@@ -75,6 +89,38 @@ public struct MessageCodec: Sendable {
         } catch {
             // Every message type encodes: their fields are strings, numbers, booleans and Data.
             preconditionFailure("a wire message failed to encode: \(error)")
+        }
+    }
+
+    /// Appends `message` as a whole frame to `output` — the 4-byte length, then the JSON
+    /// payload — encoding it in place.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds
+    ///   ``maxFrameBytes``; `output` is then unchanged.
+    public func appendFrame(_ message: WireMessage, to output: inout [UInt8]) throws(FrameError) {
+        let start = output.count
+        output.reserveCapacity(start + 4 + Self.expectedSize(of: message))
+        output.append(contentsOf: [0, 0, 0, 0])
+        if !HotMessageCodec.encode(message, into: &output) {
+            output.append(contentsOf: encode(message))
+        }
+        let count = output.count - start - 4
+        guard count <= maxFrameBytes, count <= Int(UInt32.max) else {
+            output.removeSubrange(start...)
+            throw .oversized(length: UInt32(clamping: count), limit: maxFrameBytes)
+        }
+        for (offset, shift) in [24, 16, 8, 0].enumerated() {
+            output[start + offset] = UInt8(truncatingIfNeeded: UInt32(count) >> UInt32(shift))
+        }
+    }
+
+    /// About how many bytes `message` takes as JSON: its body's base64 and some room for the rest.
+    private static func expectedSize(of message: WireMessage) -> Int {
+        switch message {
+        case .response(let response): return 512 + (response.content?.base64Count ?? 0)
+        case .store(let store): return 512 + (store.content?.base64Count ?? 0)
+        case .request(let request): return 512 + (request.body.map { ($0.count + 2) / 3 * 4 } ?? 0)
+        default: return 256
         }
     }
 

@@ -24,7 +24,9 @@ public enum WorkerMain {
         }
         defer { runtime.loop.execute { for signal in signals { signal.close() } } }
         do {
-            try await runtime.run(coordinator: address)
+            // Read on the worker's loop: each request then starts where it arrived, with no
+            // hop through another thread.
+            try await withTaskExecutorPreference(runtime.loop) { try await runtime.run(coordinator: address) }
             logger.info("the coordinator closed the connection; exiting")
         } catch {
             logger.critical("\(error)")

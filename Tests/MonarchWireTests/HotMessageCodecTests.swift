@@ -132,7 +132,11 @@ import Testing
 
     static func randomMessage(_ g: inout SeededGenerator) -> WireMessage {
         let id = MessageID.random(in: 0...MessageIDLimit, using: &g)
-        switch Int.random(in: 0..<7, using: &g) {
+        switch Int.random(in: 0..<8, using: &g) {
+        case 7:
+            return .store(StoreMessage(
+                id: id, key: randomString(&g), status: Int.random(in: 100...599, using: &g), headers: randomMap(&g),
+                body: randomBody(&g), ttlMs: maybe(&g) { g in UInt64.random(in: 0...1_000_000, using: &g) }))
         case 0:
             return .request(RequestMessage(
                 id: id, path: randomString(&g), domain: maybe(&g, randomString),

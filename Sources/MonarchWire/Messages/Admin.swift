@@ -14,10 +14,24 @@ public struct StoreMessage: Codable, Sendable, Equatable {
     public var status: Int
     /// The response's headers.
     public var headers: [String: String]?
-    /// The response's body (base64 on the wire).
-    public var body: Data?
+    /// The response's body as it travels: forwarded from frame to frame without being decoded.
+    public var content: MessageBody?
+    /// The response's body bytes (base64 on the wire).
+    public var body: Data? {
+        get { content?.bytes }
+        set { content = newValue.map(MessageBody.init) }
+    }
     /// How long to keep the entry fresh, in milliseconds; absent means no expiry.
     public var ttlMs: UInt64?
+
+    /// Creates a store message whose body is `content`, as it travels.
+    public init(
+        id: MessageID, key: String, status: Int, headers: [String: String]? = nil, ttlMs: UInt64? = nil,
+        content: MessageBody?
+    ) {
+        self.init(id: id, key: key, status: status, headers: headers, ttlMs: ttlMs)
+        self.content = content
+    }
 
     /// Creates a store message.
     public init(
@@ -28,7 +42,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         self.key = key
         self.status = status
         self.headers = headers
-        self.body = body
+        self.content = body.map(MessageBody.init)
         self.ttlMs = ttlMs
     }
 
@@ -40,8 +54,18 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         key = try c.decode(String.self, forKey: .key)
         status = try c.decodeStatus(forKey: .status)
         headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
-        body = try c.decodeIfPresent(Data.self, forKey: .body)
+        content = try c.decodeIfPresent(Data.self, forKey: .body).map(MessageBody.init)
         ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(key, forKey: .key)
+        try c.encode(status, forKey: .status)
+        try c.encodeIfPresent(headers, forKey: .headers)
+        try c.encodeIfPresent(body, forKey: .body)
+        try c.encodeIfPresent(ttlMs, forKey: .ttlMs)
     }
 }
 

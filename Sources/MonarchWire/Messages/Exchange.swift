@@ -89,8 +89,13 @@ public struct ResponseMessage: Codable, Sendable, Equatable {
     public var source: String?
     /// Response headers.
     public var headers: [String: String]?
-    /// The body (base64 on the wire).
-    public var body: Data?
+    /// The body as it travels: forwarded from frame to frame without being decoded.
+    public var content: MessageBody?
+    /// The body's bytes (base64 on the wire).
+    public var body: Data? {
+        get { content?.bytes }
+        set { content = newValue.map(MessageBody.init) }
+    }
     /// Whether the entry came from a cache past its TTL.
     public var stale: Bool?
     /// How old a cached entry is, in milliseconds.
@@ -99,6 +104,18 @@ public struct ResponseMessage: Codable, Sendable, Equatable {
     public var ttlMs: UInt64?
     /// Whether the response may be cached at all (true when absent).
     public var cacheable: Bool?
+
+    /// Creates a response whose body is `content`, as it travels.
+    public init(
+        id: MessageID, status: Int, source: String? = nil, headers: [String: String]? = nil,
+        stale: Bool? = nil, ageMs: UInt64? = nil, ttlMs: UInt64? = nil, cacheable: Bool? = nil,
+        content: MessageBody?
+    ) {
+        self.init(
+            id: id, status: status, source: source, headers: headers, stale: stale, ageMs: ageMs, ttlMs: ttlMs,
+            cacheable: cacheable)
+        self.content = content
+    }
 
     /// Creates a response.
     public init(
@@ -110,7 +127,7 @@ public struct ResponseMessage: Codable, Sendable, Equatable {
         self.status = status
         self.source = source
         self.headers = headers
-        self.body = body
+        self.content = body.map(MessageBody.init)
         self.stale = stale
         self.ageMs = ageMs
         self.ttlMs = ttlMs
@@ -127,11 +144,24 @@ public struct ResponseMessage: Codable, Sendable, Equatable {
         status = try c.decodeStatus(forKey: .status)
         source = try c.decodeIfPresent(String.self, forKey: .source)
         headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
-        body = try c.decodeIfPresent(Data.self, forKey: .body)
+        content = try c.decodeIfPresent(Data.self, forKey: .body).map(MessageBody.init)
         stale = try c.decodeIfPresent(Bool.self, forKey: .stale)
         ageMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ageMs)
         ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
         cacheable = try c.decodeIfPresent(Bool.self, forKey: .cacheable)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(status, forKey: .status)
+        try c.encodeIfPresent(source, forKey: .source)
+        try c.encodeIfPresent(headers, forKey: .headers)
+        try c.encodeIfPresent(body, forKey: .body)
+        try c.encodeIfPresent(stale, forKey: .stale)
+        try c.encodeIfPresent(ageMs, forKey: .ageMs)
+        try c.encodeIfPresent(ttlMs, forKey: .ttlMs)
+        try c.encodeIfPresent(cacheable, forKey: .cacheable)
     }
 }
 

@@ -1,0 +1,222 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import MonarchConfig
+@testable import MonarchCoordinator
+import MonarchLoop
+import MonarchWire
+import Synchronization
+import Testing
+
+/// A coordinator running in the test process, its clients and workers connected to it in
+/// process (``Coordinator/connectInProcess(as:)``): the whole pipeline — sessions, routing,
+/// flights, pools, failover — with real frames on real sockets, and no process started.
+struct InProcessCluster: Sendable {
+    /// The coordinator's loop.
+    let loop: EventLoop
+    /// The loop the test's clients and workers run on.
+    let peers: EventLoop
+    let coordinator: Coordinator
+
+    /// Runs `body` against a coordinator with `yaml`'s domains, routes and limits (its
+    /// `listen` section is filled in and never bound), then shuts everything down.
+    static func with(
+        _ yaml: String, _ body: @Sendable (InProcessCluster) async throws -> Void
+    ) async throws {
+        let configuration = try Configuration.parse(
+            yaml: "listen: { clients: unix:/nonexistent/c.sock, workers: unix:/nonexistent/w.sock }\n" + yaml,
+            baseDirectory: "/tmp", fileName: "in-process.yml", environment: [:])
+        let loop = try EventLoop(name: "coordinator")
+        let peers = try EventLoop(name: "peers")
+        let logger = { var logger = Logger(label: "in-process"); logger.logLevel = .critical; return logger }()
+        let coordinator = try await loop.submit {
+            let coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
+            try coordinator.startTimers()
+            return coordinator
+        }
+        let cluster = InProcessCluster(loop: loop, peers: peers, coordinator: coordinator)
+        let outcome: Result<Void, any Error>
+        do {
+            try await body(cluster)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        await cluster.close()
+        _ = peers.shutdown()
+        // The coordinator outlives its loop: the loop's last callbacks still reach it.
+        withExtendedLifetime(coordinator) { _ = loop.shutdown() }
+        try outcome.get()
+    }
+
+    private func close() async {
+        try? await loop.submit { coordinator.close() }
+    }
+
+    /// A new connection of `role`, said hello to and welcomed.
+    func connect(as role: Hello.Role, hello: Hello? = nil) async throws -> AsyncFrameConnection {
+        let socket = try await loop.submit { try coordinator.connectInProcess(as: role) }
+        let connection = try await peers.submit {
+            AsyncFrameConnection(FrameConnection(stream: try StreamConnection.open(socket: socket, on: peers)))
+        }
+        try await connection.send(.hello(hello ?? Hello(role: role)))
+        guard case .welcome? = try await connection.nextMessage() else {
+            throw InProcessError("the coordinator did not welcome the \(role.rawValue)")
+        }
+        return connection
+    }
+
+    /// A client connection.
+    func client() async throws -> TestClient {
+        TestClient(connection: try await connect(as: .client))
+    }
+
+    /// A worker of `kind` called `name`, registered once this returns.
+    func worker(kind: String, name: String, capacity: Int? = nil) async throws -> ScriptedWorker {
+        let before = try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 }
+        let connection = try await connect(
+            as: .worker, hello: Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name))
+        let worker = ScriptedWorker(connection: connection)
+        try await eventually("\(name) to register") {
+            try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 } > before
+        }
+        return worker
+    }
+}
+
+/// A client speaking the wire protocol, one exchange id after the other.
+final class TestClient: Sendable {
+    let connection: AsyncFrameConnection
+    private let answers = Inbox()
+
+    init(connection: AsyncFrameConnection) {
+        self.connection = connection
+        let answers = answers
+        Task {
+            while let message = try? await connection.nextMessage() { answers.put(message) }
+            answers.finish()
+        }
+    }
+
+    /// Sends `request`.
+    func send(_ request: RequestMessage) async throws {
+        try await connection.send(.request(request))
+    }
+
+    /// Sends any message.
+    func send(_ message: WireMessage) async throws {
+        try await connection.send(message)
+    }
+
+    /// The answer to request `id` (answers to others are kept for later).
+    func answer(_ id: MessageID) async throws -> WireMessage {
+        try await answers.take(timeout: 30) { $0.id == id }
+    }
+
+    /// Whether the coordinator closed the connection (within `timeout` seconds).
+    func closed(within timeout: Double = 30) async -> Bool {
+        await answers.finished(within: timeout)
+    }
+}
+
+/// A worker whose answers the test gives, request by request.
+final class ScriptedWorker: Sendable {
+    let connection: AsyncFrameConnection
+    private let inbox = Inbox()
+
+    init(connection: AsyncFrameConnection) {
+        self.connection = connection
+        let inbox = inbox
+        Task {
+            while let message = try? await connection.nextMessage() {
+                if case .ping(let ping) = message {
+                    try? await connection.send(.pong(PongMessage(id: ping.id)))
+                    continue
+                }
+                inbox.put(message)
+            }
+            inbox.finish()
+        }
+    }
+
+    /// The next request the coordinator forwards.
+    func nextRequest() async throws -> RequestMessage {
+        guard case .request(let request) = try await inbox.take(timeout: 30, where: { if case .request = $0 { true } else { false } })
+        else { throw InProcessError("not a request") }
+        return request
+    }
+
+    /// The next message of any kind but a request.
+    func nextOther() async throws -> WireMessage {
+        try await inbox.take(timeout: 30) { if case .request = $0 { false } else { true } }
+    }
+
+    /// Messages received and not taken yet.
+    var pending: [WireMessage] { inbox.pending }
+
+    /// Answers request `id` with a 200 holding `body`.
+    func respond(_ id: MessageID, _ body: String, headers: [String: String]? = nil) async throws {
+        try await connection.send(.response(ResponseMessage(
+            id: id, status: 200, source: "scripted", headers: headers, body: Data(body.utf8))))
+    }
+
+    /// Answers request `id` with a miss.
+    func miss(_ id: MessageID) async throws {
+        try await connection.send(.miss(MissMessage(id: id, source: "scripted", reason: "not here")))
+    }
+
+    /// Drops the connection, as a worker that dies does.
+    func die() async {
+        await connection.close()
+    }
+}
+
+/// Messages received, taken in any order by a predicate.
+final class Inbox: Sendable {
+    private let state = Mutex<(messages: [WireMessage], finished: Bool)>(([], false))
+
+    func put(_ message: WireMessage) { state.withLock { $0.messages.append(message) } }
+    func finish() { state.withLock { $0.finished = true } }
+    var pending: [WireMessage] { state.withLock { $0.messages } }
+
+    func take(timeout: Double, where matches: @Sendable (WireMessage) -> Bool) async throws -> WireMessage {
+        let end = ContinuousClock.now + .seconds(timeout)
+        while ContinuousClock.now < end {
+            let found = state.withLock { state -> (WireMessage?, Bool) in
+                guard let index = state.messages.firstIndex(where: matches) else { return (nil, state.finished) }
+                return (state.messages.remove(at: index), state.finished)
+            }
+            if let message = found.0 { return message }
+            if found.1 { throw InProcessError("the connection closed") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw InProcessError("nothing matching within \(timeout) s; pending: \(pending.map(\.type))")
+    }
+
+    func finished(within timeout: Double) async -> Bool {
+        let end = ContinuousClock.now + .seconds(timeout)
+        while ContinuousClock.now < end {
+            if state.withLock({ $0.finished }) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+}
+
+struct InProcessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Waits until `condition` holds, checking every 5 ms for up to `timeout` seconds.
+func eventually(_ what: String, timeout: Double = 30, _ condition: () async throws -> Bool) async throws {
+    let end = ContinuousClock.now + .seconds(timeout)
+    while ContinuousClock.now < end {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    throw InProcessError("waited \(timeout) s for \(what)")
+}

@@ -1,0 +1,148 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import MonarchCoordinator
+import MonarchLoop
+import MonarchWire
+import Testing
+
+/// The coordinator's pipeline in one process: client sessions, routing, flights, the chain of
+/// pools, write-back and failover, with scripted workers on in-process connections.
+@Suite("The coordinator in process")
+struct PipelineTests {
+    static let docs = """
+        domains:
+          docs: [cache, bundle]
+        routes:
+          - match: "..."
+            domain: docs
+            ttl: 60s
+        """
+
+    func text(_ message: WireMessage) -> String? {
+        guard case .response(let response) = message else { return nil }
+        return response.body.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func code(_ message: WireMessage) -> String? {
+        guard case .failure(let failure) = message else { return nil }
+        return failure.error.code
+    }
+
+    @Test("A cache miss goes on to the bundle, whose answer reaches the client and is written back to the cache")
+    func chainAndWriteBack() async throws {
+        try await InProcessCluster.with(Self.docs) { cluster in
+            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let client = try await cluster.client()
+            try await client.send(RequestMessage(id: 1, path: "guide.txt"))
+            let atCache = try await cache.nextRequest()
+            #expect(atCache.path == "guide.txt" && atCache.key != nil)
+            try await cache.miss(atCache.id)
+            let atBundle = try await bundle.nextRequest()
+            try await bundle.respond(atBundle.id, "the guide")
+            #expect(text(try await client.answer(1)) == "the guide")
+            guard case .store(let store) = try await cache.nextOther() else {
+                Issue.record("no write-back")
+                return
+            }
+            #expect(store.key == atCache.key && store.body == Data("the guide".utf8) && store.ttlMs == 60_000)
+            try await cache.connection.send(.result(ResultMessage(id: store.id)))
+        }
+    }
+
+    @Test("Identical reads from three clients make one trip; each gets the answer")
+    func coalescing() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let clients = [try await cluster.client(), try await cluster.client(), try await cluster.client()]
+            for (index, client) in clients.enumerated() {
+                for id in 1...3 { try await client.send(RequestMessage(id: MessageID(id + 10 * index), path: "hot")) }
+            }
+            let trip = try await bundle.nextRequest()
+            try await eventually("every request to join the trip") {
+                try await cluster.loop.submit { cluster.coordinator.flights.joined } == 8
+            }
+            try await bundle.respond(trip.id, "shared")
+            for (index, client) in clients.enumerated() {
+                for id in 1...3 { #expect(text(try await client.answer(MessageID(id + 10 * index))) == "shared") }
+            }
+            #expect(bundle.pending.isEmpty, "one trip only")
+        }
+    }
+
+    @Test("A worker lost mid-request: the GET is asked again of another worker, the POST fails and is not sent twice")
+    func failover() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
+            let first = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let client = try await cluster.client()
+            try await client.send(RequestMessage(id: 1, path: "read"))
+            try await client.send(RequestMessage(id: 2, path: "write", method: "POST", body: Data("x".utf8)))
+            _ = try await first.nextRequest()
+            _ = try await first.nextRequest()
+            let second = try await cluster.worker(kind: "bundle", name: "bundle-b")
+            await first.die()
+            let retried = try await second.nextRequest()
+            #expect(retried.path == "read")
+            try await second.respond(retried.id, "read again")
+            #expect(text(try await client.answer(1)) == "read again")
+            guard case .failure(let post) = try await client.answer(2) else {
+                Issue.record("the POST was answered, not failed")
+                return
+            }
+            #expect(post.error.attempts?.contains { $0.code == "workerLost" } == true, "\(post)")
+            #expect(second.pending.isEmpty)
+        }
+    }
+
+    @Test("A client that leaves mid-request: its worker is told to cancel, and other clients are served")
+    func clientLeaves() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let leaving = try await cluster.client()
+            try await leaving.send(RequestMessage(id: 1, path: "slow", policy: .noCache))
+            let abandoned = try await bundle.nextRequest()
+            await leaving.connection.close()
+            guard case .cancel(let cancel) = try await bundle.nextOther() else {
+                Issue.record("no cancel")
+                return
+            }
+            #expect(cancel.id == abandoned.id)
+            let staying = try await cluster.client()
+            try await staying.send(RequestMessage(id: 1, path: "fast"))
+            let request = try await bundle.nextRequest()
+            try await bundle.respond(request.id, "served")
+            #expect(text(try await staying.answer(1)) == "served")
+        }
+    }
+
+    @Test("An unknown route, a malformed frame, and a second hello: clear errors, and only the offender is closed")
+    func badInput() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"docs/...\", domain: docs }]") { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let good = try await cluster.client()
+            try await good.send(RequestMessage(id: 1, path: "elsewhere/x"))
+            #expect(code(try await good.answer(1)) == "noRoute")
+            let bad = try await cluster.client()
+            try await bad.connection.send(payload: Array("{not json".utf8))
+            #expect(await bad.closed(), "the offender is closed")
+            try await good.send(.hello(Hello(role: .client)))
+            #expect(await good.closed(), "a second hello is a protocol error")
+            let other = try await cluster.client()
+            try await other.send(RequestMessage(id: 5, path: "docs/a"))
+            let request = try await bundle.nextRequest()
+            try await bundle.respond(request.id, "fine")
+            #expect(text(try await other.answer(5)) == "fine")
+        }
+    }
+
+    @Test("With a token configured, an in-process connection needs it too")
+    func tokenRequired() async throws {
+        try await InProcessCluster.with("auth: { token: s3cret }\ndomains: { docs: [bundle] }") { cluster in
+            await #expect(throws: (any Error).self) { _ = try await cluster.connect(as: .client) }
+            _ = try await cluster.connect(as: .client, hello: Hello(role: .client, token: "s3cret"))
+        }
+    }
+}
