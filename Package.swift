@@ -11,12 +11,14 @@ let package = Package(
         .library(name: "Monarch", targets: ["Monarch"]),
         .library(name: "MonarchRouter", targets: ["MonarchRouter"]),
         .library(name: "MonarchClient", targets: ["MonarchClient"]),
+        .library(name: "MonarchQuery", targets: ["MonarchQuery"]),
         .library(name: "MonarchWire", targets: ["MonarchWire"]),
         .library(name: "MonarchLoop", targets: ["MonarchLoop"]),
         .executable(name: "monarch", targets: ["MonarchCLI"]),
         .executable(name: "monarch-bundle-worker", targets: ["BundleWorker"]),
         .executable(name: "monarch-cache-worker", targets: ["CacheWorker"]),
         .executable(name: "monarch-network-worker", targets: ["NetworkWorker"]),
+        .executable(name: "monarch-example", targets: ["ClientExample"]),
         .executable(name: "monarch-wire-bench", targets: ["WireBench"]),
         .executable(name: "monarch-bench", targets: ["ClusterBench"]),
         .executable(name: "monarch-cache-bench", targets: ["CacheBench"]),
@@ -101,6 +103,9 @@ let package = Package(
         // The client side of the wire protocol (the CLI and Swift programs use it).
         .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"]),
 
+        // Queries, mutations and pages over any MonarchService (cluster, in-process, preview).
+        .target(name: "MonarchQuery", dependencies: ["Monarch", "MonarchRouter", "MonarchWire"]),
+
         // The `monarch` command.
         .executableTarget(
             name: "MonarchCLI",
@@ -160,6 +165,13 @@ let package = Package(
             path: "Workers/Network/Main"
         ),
 
+        // The client library's example program (README: "Using it from Swift"); ClusterTests run it.
+        .executableTarget(
+            name: "ClientExample",
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchWire", argumentParser],
+            path: "Examples/ClientExample"
+        ),
+
         // Benchmarks: frame round trips on the Swift layer against a C program on libuv.
         .executableTarget(
             name: "WireBench",
@@ -187,6 +199,7 @@ let package = Package(
         .testTarget(name: "MonarchWireTests", dependencies: ["MonarchWire"]),
         .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchWire"]),
         .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
+        .testTarget(name: "MonarchQueryTests", dependencies: ["Monarch", "MonarchQuery", "MonarchWire"]),
         .testTarget(name: "MonarchBenchTests", dependencies: ["MonarchBench", "MonarchWire"]),
         .testTarget(name: "MonarchRouterTests", dependencies: ["MonarchRouter", "MonarchWire"]),
         .testTarget(name: "MonarchConfigTests", dependencies: ["MonarchConfig", "MonarchWire"]),
@@ -217,7 +230,7 @@ let package = Package(
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",
-            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchRouter", "MonarchWire", "TestOrigins"]
+            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchRouter", "MonarchWire", "TestOrigins"]
         ),
     ]
 )

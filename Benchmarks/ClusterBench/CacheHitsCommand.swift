@@ -43,7 +43,7 @@ struct CacheHitsCommand: AsyncParsableCommand {
         defer { cluster.stop() }
         let loop = try EventLoop(name: "bench-client")
         defer { _ = loop.shutdown() }
-        let client = try await MonarchClient.connect(to: cluster.clientAddress, on: loop)
+        let client = try await MonarchClient.connect(to: cluster.clientAddress, options: .init(loop: loop))
         // Prime: every key once, then until the cache answers each.
         for slot in 0..<slots {
             var source: String?

@@ -69,7 +69,7 @@ struct NetworkCommand: AsyncParsableCommand {
         defer { cluster.stop() }
         let loop = try EventLoop(name: "bench-client")
         defer { _ = loop.shutdown() }
-        let client = try await MonarchClient.connect(to: cluster.clientAddress, on: loop)
+        let client = try await MonarchClient.connect(to: cluster.clientAddress, options: .init(loop: loop))
         let probe = try await client.perform(Request(path: "api/data.json", policy: .noCache))
         guard probe.status == 200, probe.body.count == 1024, probe.source == "network" else {
             throw BenchError("the cluster did not fetch the origin: \(probe.status) from \(probe.source ?? "?")")

@@ -12,7 +12,10 @@ import Foundation
 /// monarch.register(FixtureProvider(), for: .assets)
 /// let response = try await monarch.perform(Request(path: "assets/logo.png", domain: .assets))
 /// ```
-public struct Monarch: Sendable {
+///
+/// It is a ``MonarchService``: typed requests (``MonarchRequest``) and the query layer work
+/// the same over it as over a cluster's client.
+public struct Monarch: MonarchService {
     /// The deadline of requests that set none.
     public static let defaultDeadline: Duration = .seconds(30)
 
@@ -29,9 +32,20 @@ public struct Monarch: Sendable {
 
     /// The first response the chain gives for `request`, within its deadline (30 s unless set).
     ///
-    /// - Throws: ``ChainError``: `exhausted` with every provider's outcome, `noProviders`,
-    ///   `deadlineExceeded` with the outcomes so far, or `cancelled`.
-    public func perform(_ request: Request) async throws(ChainError) -> Response {
+    /// - Throws: ``MonarchError`` made from the chain's error (see ``MonarchError/init(_:)``):
+    ///   `notFound` when every provider missed, `timeout` when the deadline passed (with the
+    ///   outcomes so far), `cancelled`, or `chainFailure` (`exhausted` with a failure,
+    ///   `noProviders`, …).
+    public func perform(_ request: Request) async throws(MonarchError) -> Response {
+        do throws(ChainError) {
+            return try await performChain(request)
+        } catch {
+            throw MonarchError(error)
+        }
+    }
+
+    /// The chain's answer to `request`, or its error.
+    private func performChain(_ request: Request) async throws(ChainError) -> Response {
         let deadline = request.deadline ?? Self.defaultDeadline
         let providers = chain.providers(for: request.domain)
         let outcome: Result<Response, ChainError> = await withTaskGroup(of: Result<Response, ChainError>?.self) { group in
@@ -65,19 +79,5 @@ public struct Monarch: Sendable {
             return answer
         }
         return try outcome.get()
-    }
-
-    /// The decoded answer to a typed request; its preview data when the chain fails.
-    ///
-    /// - Throws: ``ChainError`` when no provider answered and there is no preview data; the
-    ///   decoder's error when the body is not a `R.Response`.
-    public func perform<R: ResourceRequest>(_ typed: R) async throws -> R.Response {
-        do {
-            let response = try await perform(typed.request)
-            return try typed.decode(response.body)
-        } catch let error as ChainError {
-            guard let preview = typed.previewData else { throw error }
-            return try typed.decode(preview)
-        }
     }
 }

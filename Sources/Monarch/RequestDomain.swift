@@ -1,58 +1,82 @@
-/// Which providers a request may reach: a set of named bits. A provider registered with a
-/// domain is asked only for requests whose domain that registration contains; ``any`` holds
-/// every bit, so a provider registered with it is asked for every request.
+/// Which providers a request may reach: a set of domain names, the same names a cluster's
+/// configuration gives its `domains:` table. A provider registered with a domain is asked
+/// only for requests whose domain that registration contains; ``any`` contains every name,
+/// so a provider registered with it is asked for every request.
+///
+/// One meaning everywhere: in one process the names select Swift providers; sent to a
+/// coordinator, a request's one name selects the chain of that name (``any``: the route's).
 ///
 /// ```swift
 /// extension RequestDomain {
-///     static let api = RequestDomain(bit: 0)
-///     static let assets = RequestDomain(bit: 1)
+///     static let api: RequestDomain = "api"
+///     static let assets: RequestDomain = "assets"
 /// }
+/// monarch.register(apiProvider, for: .api)
+/// monarch.register(fallback, for: [.api, .assets])
 /// ```
-public struct RequestDomain: OptionSet, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: UInt64
+public struct RequestDomain: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral,
+    ExpressibleByArrayLiteral
+{
+    /// The names; nil for ``any``, which holds every name.
+    public let names: Set<String>?
 
-    /// The domain with exactly the bits of `rawValue`.
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    /// The domain called `name`.
+    public init(_ name: String) { names = [name] }
 
-    /// The domain of one bit, `0 ..< 64`.
-    public init(bit: Int) {
-        precondition((0..<64).contains(bit), "a request domain has 64 bits; bit \(bit) is out of range")
-        self.rawValue = 1 << UInt64(bit)
-    }
+    /// The domain called `value`.
+    public init(stringLiteral value: String) { self.init(value) }
 
-    /// Every bit: a provider registered with `any` is asked for every request, and a request
-    /// in `any` reaches only such providers.
-    public static let any = RequestDomain(rawValue: .max)
+    /// The union of `domains` (``any`` if one of them is).
+    public init(arrayLiteral domains: RequestDomain...) { self.init(union: domains) }
 
-    public var description: String {
-        self == .any ? "any" : "domain(0x\(String(rawValue, radix: 16)))"
-    }
-}
-
-/// Names for the bits of ``RequestDomain``, as a configuration file writes them.
-public struct DomainNames: Sendable, Equatable {
-    /// The names, in bit order: `names[0]` is bit 0.
-    public let names: [String]
-
-    /// Gives each name one bit, in order.
-    ///
-    /// - Precondition: at most 64 names, none twice, none `any` (which names every bit).
-    public init(_ names: [String]) {
-        precondition(names.count <= 64, "at most 64 request domains can be named")
-        precondition(Set(names).count == names.count, "a request domain is named twice")
-        precondition(!names.contains("any"), "`any` names every domain bit and cannot be redefined")
+    /// The union of `domains` (``any`` if one of them is).
+    public init(union domains: [RequestDomain]) {
+        var names: Set<String> = []
+        for domain in domains {
+            guard let more = domain.names else {
+                self.names = nil
+                return
+            }
+            names.formUnion(more)
+        }
         self.names = names
     }
 
-    /// The domain called `name` (`any` for every bit), or nil when no bit has that name.
-    public func domain(named name: String) -> RequestDomain? {
-        if name == "any" { return .any }
-        return names.firstIndex(of: name).map { RequestDomain(bit: $0) }
+    private init(anyName: ()) { names = nil }
+
+    /// Every name: a provider registered with `any` is asked for every request, and a request
+    /// in `any` reaches only such providers (in a cluster: the route decides the domain).
+    public static let any = RequestDomain(anyName: ())
+
+    /// Whether every name of `other` is one of this domain's (``any`` contains everything; only
+    /// ``any`` contains ``any``).
+    public func contains(_ other: RequestDomain) -> Bool {
+        guard let names else { return true }
+        guard let otherNames = other.names else { return false }
+        return otherNames.isSubset(of: names)
     }
 
-    /// The names of the bits `domain` holds, in bit order (`["any"]` for ``RequestDomain/any``).
-    public func names(of domain: RequestDomain) -> [String] {
-        if domain == .any { return ["any"] }
-        return names.indices.filter { domain.contains(RequestDomain(bit: $0)) }.map { names[$0] }
+    /// The one name a request of this domain sends to a coordinator: nil for ``any`` (the
+    /// route's domain); the name when there is one.
+    ///
+    /// - Throws: ``MonarchError/chainFailure(_:)`` with code `invalidRequest` for a union of
+    ///   several names, which a coordinator cannot serve (a cluster request has one chain).
+    public func wireName() throws(MonarchError) -> String? {
+        guard let names else { return nil }
+        guard names.count == 1, let name = names.first else {
+            throw .chainFailure(ChainError(
+                .invalidRequest, "a request to a coordinator names one domain, not \(self)"))
+        }
+        return name
+    }
+
+    /// The domain a wire message names: ``any`` when it names none.
+    public init(wireName: String?) {
+        self = wireName.map { RequestDomain($0) } ?? .any
+    }
+
+    public var description: String {
+        guard let names else { return "any" }
+        return names.count == 1 ? names.first! : "[" + names.sorted().joined(separator: ", ") + "]"
     }
 }

@@ -4,11 +4,11 @@ import MonarchWire
 // workers and the client.
 
 extension Request {
-    /// The request a `request` message describes; its domain is ``RequestDomain/any`` (the
-    /// message names domains, which only the coordinator's table resolves).
+    /// The request a `request` message describes; its domain is the one the message names
+    /// (``RequestDomain/any`` when it names none).
     public init(_ message: RequestMessage) {
         self.init(
-            path: message.path, query: message.query ?? [], method: message.method ?? "GET",
+            path: message.path, domain: RequestDomain(wireName: message.domain), query: message.query ?? [], method: message.method ?? "GET",
             headers: message.headers ?? [:], body: message.body, policy: message.policy,
             deadline: message.deadlineMs.map { .milliseconds(Int64(clamping: $0)) },
             route: RouteContext(
@@ -16,10 +16,13 @@ extension Request {
                 ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheKey: message.key))
     }
 
-    /// This request as a `request` message with `id`, naming `domain` where given.
-    public func message(id: MessageID, domain: String? = nil) -> RequestMessage {
+    /// This request as a `request` message with `id`, naming its domain unless it is
+    /// ``RequestDomain/any``.
+    ///
+    /// - Throws: what ``RequestDomain/wireName()`` throws for a union of several domains.
+    public func message(id: MessageID) throws(MonarchError) -> RequestMessage {
         RequestMessage(
-            id: id, path: path, domain: domain, query: query.isEmpty ? nil : query,
+            id: id, path: path, domain: try domain.wireName(), query: query.isEmpty ? nil : query,
             method: method == "GET" ? nil : method, headers: headers.isEmpty ? nil : headers, body: body,
             policy: policy, deadlineMs: deadline?.wholeMilliseconds,
             params: route.parameters.isEmpty ? nil : route.parameters, upstream: route.upstream,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Monarch
 import MonarchClient
 import MonarchLoop
 import MonarchWire
@@ -46,19 +47,22 @@ struct CoordinatorOptions: ParsableArguments {
 
     /// A connection to the coordinator, with the token of ``token()``.
     ///
-    /// - Throws: ``MonarchClientError`` when it cannot be reached (callers exit 2); its message
+    /// - Throws: ``MonarchError`` (`transport`) when it cannot be reached (callers exit 2); its message
     ///   says where the address came from, and, for a configuration's address, where to run.
     func connect() async throws -> MonarchClient {
         let target = try coordinatorAddress()
+        let why: String
         do {
-            return try await MonarchClient.connect(to: target, token: token())
-        } catch .cannotConnect(let why) {
-            var hint = " (the address is from \(addressSource)"
-            if address == nil, ProcessSetup.environment("MONARCH_ADDRESS") == nil {
-                hint += "; is `monarch up` running with it? Run the command from the folder `monarch up` runs in, "
-                    + "or name the coordinator with --config, --address or MONARCH_ADDRESS"
-            }
-            throw MonarchClientError.cannotConnect(why + hint + ")")
+            return try await MonarchClient.connect(to: target, options: MonarchClient.Options(token: token()))
+        } catch {
+            guard case .transport(let transport) = error, transport.kind == .cannotConnect else { throw error }
+            why = transport.message
         }
+        var hint = " (the address is from \(addressSource)"
+        if address == nil, ProcessSetup.environment("MONARCH_ADDRESS") == nil {
+            hint += "; is `monarch up` running with it? Run the command from the folder `monarch up` runs in, "
+                + "or name the coordinator with --config, --address or MONARCH_ADDRESS"
+        }
+        throw MonarchError.transport(.init(.cannotConnect, why + hint + ")"))
     }
 }

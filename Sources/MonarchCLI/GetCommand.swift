@@ -62,7 +62,7 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = coordinator.config.startProcess()
-        var request = Request(path: path, policy: policy)
+        var request = Request(path: path, domain: domain.map { RequestDomain($0) } ?? .any, policy: policy)
         do {
             try RequestOptions.apply(method: method, headers: header, data: data, to: &request)
         } catch {
@@ -79,7 +79,7 @@ struct GetCommand: AsyncParsableCommand {
         let client: MonarchClient
         do {
             client = try await coordinator.connect()
-        } catch let error as MonarchClientError {
+        } catch let error as MonarchError {
             GetOutput.report(error, json: json)
             throw ExitCode(2)
         } catch {
@@ -87,9 +87,9 @@ struct GetCommand: AsyncParsableCommand {
             GetOutput.reportUsage("\(error)", json: json)
             throw ExitCode.validationFailure
         }
-        let answer: Result<Response, MonarchClientError>
+        let answer: Result<Response, MonarchError>
         do {
-            answer = .success(try await client.perform(request, domain: domain))
+            answer = .success(try await client.perform(request))
         } catch {
             answer = .failure(error)
         }
@@ -99,7 +99,7 @@ struct GetCommand: AsyncParsableCommand {
             GetOutput.print(response, json: json)
         case .failure(let error):
             GetOutput.report(error, json: json)
-            if case .chain = error { throw ExitCode.failure }
+            if error.chainError != nil { throw ExitCode.failure }
             throw ExitCode(2)
         }
     }

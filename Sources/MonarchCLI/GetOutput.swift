@@ -43,17 +43,19 @@ enum GetOutput {
 
     /// Prints `error` on standard error, or with `--json` as one JSON object on standard
     /// output alone (`{"error": {...}}`), so a script reads one stream.
-    static func report(_ error: MonarchClientError, json: Bool) {
+    static func report(_ error: MonarchError, json: Bool) {
         guard json else {
-            printToStandardError("monarch get: \(error)")
+            printToStandardError("monarch get: \(error.chainError.map { "\($0)" } ?? "\(error)")")
             return
         }
         let detail: FailureMessage.Detail
         switch error {
-        case .chain(let chain): detail = chain.detail
-        case .cannotConnect(let why): detail = .init(code: "cannotConnect", message: why)
-        case .connectionLost(let why): detail = .init(code: "connectionLost", message: why)
-        case .adminFailed(let why): detail = .init(code: "adminFailed", message: why)
+        case .transport(let transport) where transport.kind != .overloaded:
+            detail = .init(code: transport.kind.rawValue, message: transport.message)
+        case .upstreamStatus, .decoding, .transport:
+            detail = .init(code: "failed", message: "\(error)")
+        case .notFound(let chain), .chainFailure(let chain), .timeout(let chain): detail = chain.detail
+        case .cancelled: detail = .init(code: "cancelled", message: "cancelled")
         }
         write(ErrorJSON(error: detail))
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Monarch
 import MonarchClient
 import MonarchWire
 
@@ -80,7 +81,7 @@ struct InvalidateCommand: AsyncParsableCommand {
             printToStandardError("monarch invalidate: \(error)")
             throw ExitCode(2)
         }
-        let outcome: Result<Invalidation, MonarchClientError>
+        let outcome: Result<Invalidation, MonarchError>
         do {
             outcome = .success(try await client.invalidate(target))
         } catch {
@@ -92,7 +93,7 @@ struct InvalidateCommand: AsyncParsableCommand {
             print(Self.report(done, target: target))
         case .failure(let error):
             printToStandardError("monarch invalidate: \(error)")
-            if case .connectionLost = error { throw ExitCode(2) }
+            if case .transport = error { throw ExitCode(2) }
             throw ExitCode.failure
         }
     }

@@ -55,7 +55,7 @@ struct ScaleCommand: AsyncParsableCommand {
                 print(Self.describe(report))
             } catch {
                 printToStandardError("monarch scale: \(target.kind): \(error)")
-                if case .connectionLost = error {
+                if case .transport = error {
                     await client.close()
                     throw ExitCode(2)
                 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Monarch
 import MonarchClient
 import MonarchWire
 
@@ -132,12 +133,9 @@ struct WatchCommand: AsyncParsableCommand {
     }
 }
 
-extension MonarchClientError {
-    /// Whether the error is the connection's end (exit 2) rather than a refusal.
+extension MonarchError {
+    /// Whether the error is the connection's (exit 2) rather than a refusal.
     var isConnectionLost: Bool {
-        switch self {
-        case .connectionLost, .cannotConnect: true
-        default: false
-        }
+        if case .transport = self { true } else { false }
     }
 }

@@ -1,3 +1,4 @@
+import Monarch
 import MonarchRouter
 import MonarchWire
 
@@ -7,9 +8,9 @@ extension MonarchClient {
     /// entries a request for `path` made.
     ///
     /// - Returns: the report; ``Invalidation/matchedNothing`` when nothing was cached.
-    /// - Throws: ``MonarchClientError/adminFailed(_:)`` (`noRoute` when no route matches the
+    /// - Throws: ``MonarchError/chainFailure(_:)`` (`noRoute` when no route matches the
     ///   path, `unavailable` when no cache worker is connected, …).
-    public func invalidate(path: String, domain: String? = nil) async throws(MonarchClientError) -> Invalidation {
+    public func invalidate(path: String, domain: String? = nil) async throws(MonarchError) -> Invalidation {
         try await invalidate(.path(path, domain: domain))
     }
 
@@ -17,23 +18,38 @@ extension MonarchClient {
     /// `users/1` and `users/1/notes`), in `domain`, else in each domain of the routes such
     /// paths may match.
     ///
-    /// - Throws: ``MonarchClientError/adminFailed(_:)``.
-    public func invalidate(pathPrefix: String, domain: String? = nil) async throws(MonarchClientError) -> Invalidation {
+    /// - Throws: ``MonarchError/chainFailure(_:)``.
+    public func invalidate(pathPrefix: String, domain: String? = nil) async throws(MonarchError) -> Invalidation {
         try await invalidate(.pathPrefix(pathPrefix, domain: domain))
     }
 
     /// Drops every cached entry tagged `tag`: upstreams tag entries with a `Surrogate-Key` or
     /// `Cache-Tag` response header.
     ///
-    /// - Throws: ``MonarchClientError/adminFailed(_:)``.
-    public func invalidate(tag: String) async throws(MonarchClientError) -> Invalidation {
+    /// - Throws: ``MonarchError/chainFailure(_:)``.
+    public func invalidate(tag: String) async throws(MonarchError) -> Invalidation {
         try await invalidate(.tag(tag))
     }
 
     /// Drops the entry under `key`.
     ///
-    /// - Throws: ``MonarchClientError/adminFailed(_:)``.
-    public func invalidate(key: CacheKey) async throws(MonarchClientError) -> Invalidation {
+    /// - Throws: ``MonarchError/chainFailure(_:)``.
+    public func invalidate(key: CacheKey) async throws(MonarchError) -> Invalidation {
         try await invalidate(.key(key.rawValue))
+    }
+}
+
+extension Invalidation {
+    /// The report a coordinator's `result` to an `invalidate` carries.
+    init(_ result: ResultMessage) {
+        func count(_ name: String) -> Int {
+            if case .integer(let value)? = result.data?[name] { return Int(value) }
+            return 0
+        }
+        var targets: [String] = []
+        if case .array(let values)? = result.data?["targets"] {
+            for case .string(let text) in values { targets.append(text) }
+        }
+        self.init(removed: count("removed"), workers: count("workers"), targets: targets)
     }
 }

@@ -1,3 +1,4 @@
+import Monarch
 import MonarchWire
 
 /// A watch on cache entries: an `AsyncSequence` of the changes the coordinator pushes
@@ -41,7 +42,9 @@ public struct CacheWatch: AsyncSequence, Sendable {
         let id = channel.watchID
         client.watchTable.remove(id)
         channel.finish()
-        _ = try? await client.exchange { .unwatch(UnwatchMessage(id: $0, watch: id)) }
+        _ = try? await client.core.exchange(idempotent: true, deadline: client.core.options.deadline, what: "unwatch") {
+            .unwatch(UnwatchMessage(id: $0, watch: id))
+        }
     }
 
     /// Iterates the changes.
@@ -66,57 +69,79 @@ extension MonarchClient {
     /// a tag, a resource path (`.path("users/1")`, resolved through the coordinator's routes
     /// like a request's path) or a path prefix — and returns the changes the coordinator
     /// pushes for them: entries stored or refreshed by any client's requests, invalidations
-    /// by any client (another process included).
+    /// by any client (another process included). Watches outlive a reconnection: the client
+    /// sends them again on its new connection, and each iterator gets an `overflow` (changes
+    /// may have been missed meanwhile).
     ///
     /// - Parameter bufferSize: changes kept for the iterating task at most; past that one
     ///   `overflow` stands for the lost ones.
-    /// - Throws: ``MonarchClientError/adminFailed(_:)``: the target does not resolve
-    ///   (`noRoute`, `invalidPath`, `unknownDomain`, `requestTooLarge`), the connection holds
-    ///   `limits.watchesPerClient` watches already (`overloaded`).
-    public func watch(_ target: CacheTarget, bufferSize: Int = 256) async throws(MonarchClientError) -> CacheWatch {
-        var channel: WatchChannel?
-        let answer = try await exchange { id in
-            let made = WatchChannel(watchID: id, target: target, limit: bufferSize)
-            channel = made
-            watchTable.register(made)
-            return .watch(WatchMessage(id: id, target: target))
-        }
-        guard let channel else { throw .connectionLost("the watch was not sent") }
-        switch answer {
-        case .result(let result):
+    /// - Throws: ``MonarchError/chainFailure(_:)``: the target does not resolve (`noRoute`,
+    ///   `invalidPath`, `unknownDomain`, `requestTooLarge`), the connection holds
+    ///   `limits.watchesPerClient` watches already (`overloaded`); or what any exchange throws.
+    public func watch(_ target: CacheTarget, bufferSize: Int = 256) async throws(MonarchError) -> CacheWatch {
+        let channel = WatchChannel(watchID: 0, target: target, limit: bufferSize)
+        let table = watchTable
+        do throws(MonarchError) {
+            // Registered under each id the message goes out with, before it goes out, so no
+            // change that follows the answer is missed.
+            let result = try await admin("watch") { id in
+                table.register(channel, as: id)
+                return .watch(WatchMessage(id: id, target: target))
+            }
             return CacheWatch(channel: channel, client: self, targets: Self.targets(of: result))
-        case .failure(let failure):
-            watchTable.remove(channel.watchID)
+        } catch {
+            table.remove(channel.watchID)
             channel.finish()
-            throw .adminFailed("\(failure.error.code): \(failure.error.message)")
-        case let other:
-            watchTable.remove(channel.watchID)
-            channel.finish()
-            throw .connectionLost("unexpected \(other.type) in answer to watch")
+            throw error
         }
     }
 
     /// Sends every active watch again, under fresh ids, and tells each watch's iterator that
-    /// changes may have been missed (an `overflow` with no count).
-    ///
-    /// For a client that reconnects: call it once the new connection said hello, before
-    /// anything else, so watches outlive a coordinator restart. A watch the coordinator
-    /// refuses now (its route is gone) ends.
+    /// changes may have been missed (an `overflow` with no count). The client does this by
+    /// itself after each reconnection; calling it otherwise re-registers the watches on the
+    /// current connection.
     ///
     /// - Returns: how many watches were restored.
     public func restoreWatches() async -> Int {
+        await Self.restore(watchTable, over: core)
+    }
+
+    /// Installs what watches need on the connection machinery: pushed changes reach their
+    /// watch, and every reconnection restores the watches. The closures hold the table and
+    /// (weakly) the core, never the client.
+    func startWatching() {
+        let table = watchTable
+        core.onPush.withLock { handler in
+            handler = { message in
+                if case .changed(let change) = message { table.deliver(change) }
+            }
+        }
+        core.staysConnected.withLock { handler in
+            handler = { !table.isEmpty }
+        }
+        core.onReconnected.withLock { handler in
+            handler = { [weak core] _ in
+                guard let core else { return }
+                _ = await Self.restore(table, over: core)
+            }
+        }
+    }
+
+    /// Sends each of `table`'s watches again over `core`: the ones the coordinator takes get
+    /// an `overflow` gap, the others end.
+    private static func restore(_ table: WatchTable, over core: ClientCore) async -> Int {
         var restored = 0
-        for channel in watchTable.active where !channel.isFinished {
+        for channel in table.takeAll() where !channel.isFinished {
             let target = channel.target
-            let answer = try? await exchange { id in
-                watchTable.move(channel, to: id)
+            let answer = try? await core.exchange(idempotent: true, deadline: core.options.deadline, what: "watch") { id in
+                table.register(channel, as: id)
                 return .watch(WatchMessage(id: id, target: target))
             }
             if case .result? = answer {
                 restored += 1
                 channel.markGap()
             } else {
-                watchTable.remove(channel.watchID)
+                table.remove(channel.watchID)
                 channel.finish()
             }
         }

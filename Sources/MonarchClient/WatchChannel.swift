@@ -107,10 +107,23 @@ final class WatchChannel: Sendable {
 final class WatchTable: Sendable {
     private let channels = Mutex<[MessageID: WatchChannel]>([:])
 
-    /// Registers `channel` under its id (before its `watch` message goes out, so no change
-    /// that follows the answer is missed).
-    func register(_ channel: WatchChannel) {
-        channels.withLock { $0[channel.watchID] = channel }
+    /// Registers `channel` under `id`, the id of the `watch` message about to go out (before
+    /// it does, so no change that follows the answer is missed).
+    func register(_ channel: WatchChannel, as id: MessageID) {
+        channels.withLock { channels in
+            if channels[channel.watchID] === channel { channels.removeValue(forKey: channel.watchID) }
+            channel.move(to: id)
+            channels[id] = channel
+        }
+    }
+
+    /// Takes every channel out of the table (to register each again on a new connection,
+    /// where ids start over).
+    func takeAll() -> [WatchChannel] {
+        channels.withLock { channels in
+            defer { channels.removeAll() }
+            return Array(channels.values)
+        }
     }
 
     /// Forgets the channel running under `id`.
@@ -124,17 +137,8 @@ final class WatchTable: Sendable {
         channels.withLock { $0[message.watch] }?.push(CacheChange(message))
     }
 
-    /// The active channels.
-    var active: [WatchChannel] { channels.withLock { Array($0.values) } }
-
-    /// Moves `channel` from its id to `id`.
-    func move(_ channel: WatchChannel, to id: MessageID) {
-        channels.withLock { channels in
-            channels.removeValue(forKey: channel.watchID)
-            channel.move(to: id)
-            channels[id] = channel
-        }
-    }
+    /// Whether no watch is active.
+    var isEmpty: Bool { channels.withLock { $0.isEmpty } }
 
     /// Ends every watch (the connection is gone for good).
     func finishAll() {

@@ -74,7 +74,7 @@ struct RequestPlan {
         var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(
-            path: routed.encoded, query: query, method: method, headers: message.headers ?? [:], body: message.body,
+            path: routed.encoded, domain: RequestDomain(domain), query: query, method: method, headers: message.headers ?? [:], body: message.body,
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(
                 parameters: match.parameters, upstream: upstream, ttl: requestedTTL ?? route.ttl, cacheKey: key,

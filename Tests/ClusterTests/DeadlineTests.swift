@@ -47,7 +47,7 @@ struct DeadlineTests {
             }
             doomed.cancel()
             let cancelled = try await within(10, "the cancelled request's answer") { await doomed.value }
-            guard case .failure(.chain(let error)) = cancelled else {
+            guard let error = cancelled.failure?.chainError else {
                 Issue.record("expected a cancelled chain error, got \(cancelled)")
                 return
             }
@@ -75,14 +75,14 @@ struct DeadlineTests {
             defer { Task { await client.close() } }
             for attempt in 0..<3 {
                 let gate = AsyncStream<Void>.makeStream()
-                let asking = Task { () async -> Result<Response, MonarchClientError> in
+                let asking = Task { () async -> Result<Response, MonarchError> in
                     for await _ in gate.stream {}
                     return await outcome(client, Request(path: "docs/hello.txt?attempt=\(attempt)"))
                 }
                 asking.cancel()
                 gate.continuation.finish()
                 let answer = try await within(30, "the answer") { await asking.value }
-                guard case .failure(.chain(let error)) = answer else {
+                guard let error = answer.failure?.chainError else {
                     Issue.record("attempt \(attempt): expected a cancelled chain error, got \(answer)")
                     continue
                 }

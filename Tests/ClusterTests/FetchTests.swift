@@ -57,7 +57,7 @@ struct FetchTests {
                 #expect(invalid.attempts.isEmpty, "\(path)")
             }
 
-            let unknown = try #require(try await perform(client, Request(path: "docs/hello.txt"), domain: "nope").failure)
+            let unknown = try #require(try await perform(client, Request(path: "docs/hello.txt", domain: "nope")).failure)
             #expect(unknown.code == .unknownDomain)
 
             // The connection still serves after all those errors; none of them reached a worker.

@@ -35,16 +35,16 @@ extension TestCluster {
 }
 
 /// Starts `request` on `client` in a task of its own.
-func start(_ client: MonarchClient, _ request: Request) -> Task<Result<Response, MonarchClientError>, Never> {
+func start(_ client: MonarchClient, _ request: Request) -> Task<Result<Response, MonarchError>, Never> {
     Task { await outcome(client, request) }
 }
 
-func text(_ result: Result<Response, MonarchClientError>) -> String? {
+func text(_ result: Result<Response, MonarchError>) -> String? {
     result.success.map { String(decoding: $0.body, as: UTF8.self) }
 }
 
-func chainCode(_ result: Result<Response, MonarchClientError>) -> ChainError.Code? {
-    if case .failure(.chain(let error)) = result { error.code } else { nil }
+func chainCode(_ result: Result<Response, MonarchError>) -> ChainError.Code? {
+    result.failure?.chainError?.code
 }
 
 @Suite("Hardening: one client cannot see another's data")
@@ -371,7 +371,7 @@ struct InputHardeningTests {
             let answer = start(client, Request(path: "docs/a"))
             let request = try await worker.nextRequest()
             worker.fail(request.id, code: "upstreamMartian", "a code this coordinator does not name")
-            guard case .failure(.chain(let error)) = await answer.value else {
+            guard let error = await answer.value.failure?.chainError else {
                 Issue.record("expected a chain error")
                 return
             }

@@ -42,8 +42,8 @@ struct LifecycleTests {
                 let answer = try await perform(late, Request(path: "docs/other.txt"))
                 await late.close()
                 #expect(answer.failure?.code == .shuttingDown, "\(answer)")
-            } catch let error as MonarchClientError {
-                guard case .cannotConnect = error else {
+            } catch let error as MonarchError {
+                guard case .transport(let transport) = error, transport.kind == .cannotConnect else {
                     Issue.record("a new connection while draining: \(error)")
                     return
                 }
@@ -65,7 +65,8 @@ struct LifecycleTests {
     func secondSignalStopsAtOnce() async throws {
         // Drains wait up to the default deadline (30 s); the worker would answer after 120 s.
         try await TestCluster.with(ClusterOptions(bundleCount: 1, latency: "120s")) { cluster in
-            let inFlight = try await cluster.connect()
+            // No retries: the client would otherwise send the GET again after reconnecting.
+            let inFlight = try await cluster.connect(options: MonarchClient.Options(retries: 0))
             let observer = try await cluster.connect()
             defer { Task { await inFlight.close(); await observer.close() } }
             let slow = Task { await outcome(inFlight, Request(path: "docs/hello.txt")) }

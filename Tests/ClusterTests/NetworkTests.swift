@@ -196,7 +196,7 @@ struct NetworkTests {
                     #expect(result.success?.source == "network", "\(result)")
                     #expect(hits(try await originStats(client), "/slow") == before + 2)
                 } else {
-                    guard case .chain(let error)? = result.failure else {
+                    guard let error = result.failure?.chainError else {
                         Issue.record("expected a chain error, got \(result)")
                         continue
                     }

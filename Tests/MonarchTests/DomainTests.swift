@@ -51,55 +51,27 @@ import Testing
         #expect(await log.calls == ["all", "assets"])
     }
 
-    @Test("domains are bits: any holds every bit")
-    func bits() {
-        #expect(RequestDomain(bit: 0).rawValue == 1)
-        #expect(RequestDomain(bit: 63).rawValue == 1 << 63)
-        #expect(RequestDomain.any.rawValue == .max)
-        for bit in 0..<64 { #expect(RequestDomain.any.contains(RequestDomain(bit: bit))) }
+    @Test("domains are names: any contains every domain, a union its members")
+    func names() throws {
+        #expect(RequestDomain.any.contains(.api))
+        #expect(RequestDomain.any.contains([.api, .assets]))
         #expect(!RequestDomain.api.contains(.assets))
         #expect(!RequestDomain.api.contains(.any))
-        #expect(RequestDomain([.api, .assets]).rawValue == 0b11)
+        #expect(RequestDomain(union: [.api, .assets]).contains(.api))
+        #expect(!RequestDomain(union: [.api, .assets]).contains([.api, .docs]))
+        #expect(RequestDomain(union: [.api, .any]) == .any)
+        #expect(RequestDomain("api") == .api)
     }
 
-    @Test("a domain describes itself")
-    func description() {
+    @Test("descriptions and wire names: one name goes on the wire, any none, a union is refused")
+    func wireNames() throws {
         #expect(RequestDomain.any.description == "any")
-        #expect(RequestDomain.assets.description == "domain(0x2)")
-        #expect(RequestDomain([.api, .docs]).description == "domain(0x5)")
-    }
-
-    @Test("DomainNames gives each name one bit, in order, and any every bit")
-    func namesToDomains() {
-        let names = DomainNames(["api", "assets", "static"])
-        #expect(names.domain(named: "api") == RequestDomain(bit: 0))
-        #expect(names.domain(named: "assets") == RequestDomain(bit: 1))
-        #expect(names.domain(named: "static") == RequestDomain(bit: 2))
-        #expect(names.domain(named: "any") == .any)
-        #expect(names.domain(named: "nope") == nil)
-        #expect(names.domain(named: "API") == nil)
-    }
-
-    @Test("DomainNames names the bits of a domain in bit order")
-    func domainsToNames() throws {
-        let names = DomainNames(["api", "assets", "static"])
-        #expect(names.names(of: .any) == ["any"])
-        #expect(names.names(of: RequestDomain(bit: 1)) == ["assets"])
-        #expect(names.names(of: [RequestDomain(bit: 2), RequestDomain(bit: 0)]) == ["api", "static"])
-        #expect(names.names(of: RequestDomain(bit: 5)) == [])
-        #expect(names.names(of: []) == [])
-        for name in names.names {
-            let domain = try #require(names.domain(named: name))
-            #expect(names.names(of: domain) == [name])
-        }
-    }
-
-    @Test("DomainNames holds up to 64 names")
-    func sixtyFourNames() {
-        let names = DomainNames((0..<64).map { "d\($0)" })
-        #expect(names.domain(named: "d63") == RequestDomain(bit: 63))
-        #expect(names.names(of: RequestDomain(bit: 63)) == ["d63"])
-        #expect(DomainNames([]).names(of: .api) == [])
-        #expect(DomainNames([]).domain(named: "any") == .any)
+        #expect(RequestDomain.assets.description == "assets")
+        #expect(RequestDomain(union: [.docs, .api]).description == "[api, docs]")
+        #expect(try RequestDomain.api.wireName() == "api")
+        #expect(try RequestDomain.any.wireName() == nil)
+        #expect(throws: MonarchError.self) { try RequestDomain(union: [.api, .docs]).wireName() }
+        #expect(RequestDomain(wireName: "api") == .api)
+        #expect(RequestDomain(wireName: nil) == .any)
     }
 }

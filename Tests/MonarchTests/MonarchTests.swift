@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Monarch
+import MonarchWire
 import Testing
 
 struct User: Codable, Sendable, Equatable {
@@ -11,20 +12,37 @@ struct User: Codable, Sendable, Equatable {
     var name: String
 }
 
-struct UserRequest: ResourceRequest {
+struct UserRequest: MonarchRequest {
     typealias Response = User
     var id: Int
-    var preview: User?
-
-    var request: Request { Request(path: "users/\(id)", domain: .api) }
-    var previewData: Data? { preview.map { try! JSONEncoder().encode($0) } }
+    var path: String { "users/\(id)" }
+    var domain: RequestDomain { .api }
+    var previewData: User { User(id: id, name: "Preview") }
 }
 
 /// A request with its own decoder: the body is the user's name.
-struct NameRequest: ResourceRequest {
+struct NameRequest: MonarchRequest {
     typealias Response = String
-    var request: Request { Request(path: "name", domain: .api) }
+    var path: String { "name" }
+    var domain: RequestDomain { .api }
+    var previewData: String { "Preview" }
     func decode(_ body: Data) throws -> String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A mutation with every optional part set.
+struct RenameRequest: MonarchRequest {
+    typealias Response = User
+    var id: Int
+    var name: String
+    var path: String { "users/\(id)" }
+    var method: String { "patch" }
+    var domain: RequestDomain { .api }
+    var query: [QueryItem] { [QueryItem("notify", true), QueryItem("retries", 2), QueryItem(flag: "dry")] }
+    var headers: [String: String] { ["X-Trace": "t1"] }
+    var body: RequestBody? { .json(["name": name]) }
+    var policy: CachePolicy? { .noCache }
+    var deadline: Duration? { .seconds(3) }
+    var previewData: User { User(id: id, name: name) }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct MonarchTests {
@@ -52,11 +70,10 @@ struct NameRequest: ResourceRequest {
     func inProcessErrors() async {
         var monarch = Monarch()
         monarch.register(StubProvider("cache", .miss(reason: "cold"), log: log), for: .api)
-        let exhausted = await chainError { () async throws(ChainError) in try await monarch.perform(Request(path: "a", domain: .api)) }
-        #expect(exhausted?.code == .exhausted)
-        #expect(exhausted?.attempts == [ProviderAttempt(provider: "cache", outcome: .miss, message: "cold")])
-        let none = await chainError { () async throws(ChainError) in try await monarch.perform(Request(path: "a", domain: .assets)) }
-        #expect(none?.code == .noProviders)
+        let exhausted = await monarchError { () async throws(MonarchError) in try await monarch.perform(Request(path: "a", domain: .api)) }
+        #expect(exhausted == .notFound(ChainError.exhausted([ProviderAttempt(provider: "cache", outcome: .miss, message: "cold")])))
+        let none = await monarchError { () async throws(MonarchError) in try await monarch.perform(Request(path: "a", domain: .assets)) }
+        #expect(none?.chainError?.code == .noProviders)
     }
 
     @Test("Monarch can start from a chain built elsewhere")
@@ -75,9 +92,13 @@ struct NameRequest: ResourceRequest {
         monarch.register(StubProvider("bundle", .failure(ProviderFailure(code: "io", message: "unreadable")), log: log))
         monarch.register(SleepingProvider("network"))
         monarch.register(StubProvider("mirror", ok("x"), log: log))
-        let error = try #require(await chainError { () async throws(ChainError) in
+        let thrown = try #require(await monarchError { () async throws(MonarchError) in
             try await monarch.perform(Request(path: "a", deadline: .milliseconds(100)))
         })
+        guard case .timeout(let error) = thrown else {
+            Issue.record("expected timeout, got \(thrown)")
+            return
+        }
         #expect(error.code == .deadlineExceeded)
         try #require(error.attempts.count >= 2)
         #expect(Array(error.attempts.prefix(2)) == [
@@ -105,20 +126,19 @@ struct NameRequest: ResourceRequest {
         monarch.register(StubProvider("cache", .miss(reason: nil), log: log))
         monarch.register(SleepingProvider("network", started: startedContinuation))
         let task = Task { [monarch] in
-            await chainError { () async throws(ChainError) in try await monarch.perform(Request(path: "a")) }
+            await monarchError { () async throws(MonarchError) in try await monarch.perform(Request(path: "a")) }
         }
         var iterator = started.makeAsyncIterator()
         _ = await iterator.next()
         task.cancel()
         let error = await task.value
-        #expect(error?.code == .cancelled)
-        #expect(error?.attempts.first == ProviderAttempt(provider: "cache", outcome: .miss))
+        #expect(error == .cancelled)
     }
 
     // MARK: Typed requests
 
     @Test("a typed request decodes the body as JSON")
-    func typed() async throws {
+    func typedDecode() async throws {
         var monarch = Monarch()
         monarch.register(StubProvider("api", json(User(id: 1, name: "Ada")), log: log), for: .api)
         let user = try await monarch.perform(UserRequest(id: 1))
@@ -132,54 +152,90 @@ struct NameRequest: ResourceRequest {
         #expect(try await monarch.perform(NameRequest()) == "Grace")
     }
 
-    @Test("preview data is used when the chain fails")
-    func previewOnFailure() async throws {
-        var monarch = Monarch()
-        monarch.register(StubProvider("api", .failure(ProviderFailure(code: "unavailable", message: "down")), log: log), for: .api)
-        let preview = User(id: 0, name: "Preview")
-        #expect(try await monarch.perform(UserRequest(id: 1, preview: preview)) == preview)
-
-        // No provider at all: the preview still answers.
-        #expect(try await Monarch().perform(UserRequest(id: 1, preview: preview)) == preview)
+    @Test("a typed request becomes a Request with every part it sets, the body's content type added")
+    func typedToRequest() throws {
+        let request = try RenameRequest(id: 7, name: "Ada").request()
+        #expect(request.path == "users/7")
+        #expect(request.method == "PATCH")
+        #expect(request.domain == "api")
+        #expect(request.query == [
+            QueryItem(name: "notify", value: "true"), QueryItem(name: "retries", value: "2"), QueryItem(name: "dry", value: nil),
+        ])
+        #expect(request.headers == ["X-Trace": "t1", "Content-Type": "application/json"])
+        #expect(request.body == Data(#"{"name":"Ada"}"#.utf8))
+        #expect(request.policy == .noCache)
+        #expect(request.deadline == .seconds(3))
+        #expect(!request.isIdempotent)
     }
 
-    @Test("preview data is not used when the chain answers")
-    func previewIgnoredOnSuccess() async throws {
+    @Test("the in-process Monarch never falls back to preview data: the chain's error surfaces, typed")
+    func noPreviewInProcess() async {
         var monarch = Monarch()
-        monarch.register(StubProvider("api", json(User(id: 1, name: "Ada")), log: log), for: .api)
-        #expect(try await monarch.perform(UserRequest(id: 1, preview: User(id: 0, name: "Preview"))).name == "Ada")
-    }
-
-    @Test("without preview data the chain's error surfaces")
-    func noPreview() async throws {
-        var monarch = Monarch()
-        monarch.register(StubProvider("api", .miss(reason: "no user"), log: log), for: .api)
-        do {
-            _ = try await monarch.perform(UserRequest(id: 1))
-            Issue.record("expected a ChainError")
-        } catch let error as ChainError {
-            #expect(error.code == .exhausted)
-            #expect(error.attempts.map(\.provider) == ["api"])
+        monarch.register(StubProvider("api", .miss(reason: "none"), log: log), for: .api)
+        let error = await monarchError { () async throws(MonarchError) in try await monarch.perform(UserRequest(id: 1)) }
+        guard case .notFound(let chain)? = error else {
+            Issue.record("expected notFound, got \(String(describing: error))")
+            return
         }
+        #expect(chain.attempts == [ProviderAttempt(provider: "api", outcome: .miss, message: "none")])
     }
 
-    @Test("a body that does not decode surfaces the decoding error, even with preview data")
-    func decodingError() async throws {
+    @Test("a non-2xx answer is upstreamStatus with its body, never decoded")
+    func upstreamStatus() async {
         var monarch = Monarch()
-        monarch.register(StubProvider("api", ok("not json"), log: log), for: .api)
-        await #expect(throws: DecodingError.self) { try await monarch.perform(UserRequest(id: 1)) }
-        await #expect(throws: DecodingError.self) {
-            try await monarch.perform(UserRequest(id: 1, preview: User(id: 0, name: "Preview")))
+        monarch.register(StubProvider("api", ok("{\"id\": 1, \"name\": \"Ada\"}", status: 404), log: log), for: .api)
+        let error = await monarchError { () async throws(MonarchError) in try await monarch.perform(UserRequest(id: 1)) }
+        guard case .upstreamStatus(let response)? = error else {
+            Issue.record("expected upstreamStatus, got \(String(describing: error))")
+            return
         }
+        #expect(response.status == 404)
+        #expect(response.body == Data("{\"id\": 1, \"name\": \"Ada\"}".utf8))
     }
 
-    @Test("preview data that does not decode surfaces the decoding error")
-    func badPreview() async throws {
-        struct BadPreview: ResourceRequest {
-            typealias Response = User
-            var request: Request { Request(path: "users/1", domain: .api) }
-            var previewData: Data? { Data("{".utf8) }
+    @Test("a body that does not decode is a decoding error with the body's first bytes")
+    func decodingError() async {
+        var monarch = Monarch()
+        monarch.register(StubProvider("api", ok("<html>not json</html>"), log: log), for: .api)
+        let error = await monarchError { () async throws(MonarchError) in try await monarch.perform(UserRequest(id: 1)) }
+        guard case .decoding(let type, _, let prefix)? = error else {
+            Issue.record("expected decoding, got \(String(describing: error))")
+            return
         }
-        await #expect(throws: DecodingError.self) { try await Monarch().perform(BadPreview()) }
+        #expect(type == "User")
+        #expect(prefix == "<html>not json</html>")
+    }
+
+    @Test("a provider's failure is a chainFailure listing each attempt; a union of domains cannot go on the wire")
+    func chainFailure() async throws {
+        var monarch = Monarch()
+        monarch.register(StubProvider("cache", .miss(reason: nil), log: log), for: .api)
+        monarch.register(StubProvider("network", .failure(ProviderFailure(code: "fetchFailed", message: "broken")), log: log), for: .api)
+        let error = await monarchError { () async throws(MonarchError) in try await monarch.perform(UserRequest(id: 1)) }
+        guard case .chainFailure(let chain)? = error else {
+            Issue.record("expected chainFailure, got \(String(describing: error))")
+            return
+        }
+        #expect(chain.code == .exhausted)
+        #expect(chain.attempts.map(\.provider) == ["cache", "network"])
+        #expect(throws: MonarchError.self) { try Request(path: "a", domain: [.api, .assets]).message(id: 1) }
+    }
+}
+
+@Suite struct MonarchErrorTests {
+    @Test("chain errors map to the kinds callers switch on")
+    func mapping() {
+        let miss = ProviderAttempt(provider: "cache", outcome: .miss)
+        let failed = ProviderAttempt(provider: "network", outcome: .failure, code: "fetchFailed", message: "x")
+        let slow = ProviderAttempt(provider: "network", outcome: .failure, code: "timeout", message: "x")
+        #expect(MonarchError(.exhausted([miss])) == .notFound(.exhausted([miss])))
+        #expect(MonarchError(.exhausted([miss, failed])) == .chainFailure(.exhausted([miss, failed])))
+        #expect(MonarchError(.exhausted([miss, slow])) == .timeout(.exhausted([miss, slow])))
+        #expect(MonarchError(ChainError(.deadlineExceeded, "late")) == .timeout(ChainError(.deadlineExceeded, "late")))
+        #expect(MonarchError(ChainError(.cancelled, "stop")) == .cancelled)
+        #expect(MonarchError(ChainError(.overloaded, "full")) == .transport(.init(.overloaded, "full")))
+        #expect(MonarchError(ChainError(.overloaded, "full")).chainError?.code == .overloaded)
+        #expect(MonarchError(ChainError(.noRoute, "none")) == .chainFailure(ChainError(.noRoute, "none")))
+        #expect("\(MonarchError.transport(.init(.outcomeUnknown, "lost")))".contains("may or may not have happened"))
     }
 }

@@ -8,9 +8,9 @@ import Monarch
 // Test doubles: Swift providers that record what they were asked and what they were handed.
 
 extension RequestDomain {
-    static let api = RequestDomain(bit: 0)
-    static let assets = RequestDomain(bit: 1)
-    static let docs = RequestDomain(bit: 2)
+    static let api: RequestDomain = "api"
+    static let assets: RequestDomain = "assets"
+    static let docs: RequestDomain = "docs"
 }
 
 /// The names of the providers asked, in the order they were asked (shared by a test's providers).
@@ -111,6 +111,26 @@ func chain(_ providers: any RequestProvider...) -> ProviderChain {
 
 /// The error `body` throws (nil if it returned).
 func chainError(_ body: () async throws(ChainError) -> Response) async -> ChainError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The error `body` throws, nil when it answers.
+func monarchError(_ body: () async throws(MonarchError) -> Response) async -> MonarchError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The error `body` throws, nil when it answers.
+func monarchError<T>(_ body: () async throws(MonarchError) -> T) async -> MonarchError? {
     do {
         _ = try await body()
         return nil

@@ -49,6 +49,8 @@ struct ClusterOptions: Sendable {
     var custom: String?
     /// `auth.token`, when set; the test's clients present it.
     var token: String?
+    /// A TCP port on 127.0.0.1 the coordinator also listens on for clients, when set.
+    var tcpPort: UInt16?
     /// The `monarch` executable to run (its folder is where it finds the workers); the
     /// build's by default.
     var monarch = Executables.monarch
@@ -66,10 +68,11 @@ struct ClusterOptions: Sendable {
     /// The configuration for a cluster in `folder`.
     func yaml(in folder: String) -> String {
         let auth = token.map { "auth:\n  token: \($0)\n" } ?? ""
+        let tcp = tcpPort.map { ", tcp:127.0.0.1:\($0)" } ?? ""
         if let custom {
             return """
                 listen:
-                  clients: [unix:\(folder)/c.sock]
+                  clients: [unix:\(folder)/c.sock\(tcp)]
                   workers: unix:\(folder)/w.sock
 
                 """ + auth + custom.replacingOccurrences(of: "$FOLDER", with: folder)
@@ -79,7 +82,7 @@ struct ClusterOptions: Sendable {
         bundle += "}"
         return """
             listen:
-              clients: [unix:\(folder)/c.sock]
+              clients: [unix:\(folder)/c.sock\(tcp)]
               workers: unix:\(folder)/w.sock
             domains:
               static: [bundle]
@@ -199,10 +202,12 @@ final class TestCluster: Sendable {
         return try await body(cluster)
     }
 
-    /// A new client connection (closed by the caller).
-    func connect() async throws -> MonarchClient {
-        let (address, token) = (clientAddress, token)
-        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address, token: token) }
+    /// A new client connection (closed by the caller), with `options` and the cluster's token.
+    func connect(options: MonarchClient.Options = MonarchClient.Options()) async throws -> MonarchClient {
+        var options = options
+        options.token = token
+        let (address, given) = (clientAddress, options)
+        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address, options: given) }
     }
 
     /// The status report, over a connection of its own.
@@ -238,23 +243,22 @@ final class TestCluster: Sendable {
 
 /// The response to `request`, or the chain error the coordinator gave instead.
 func perform(
-    _ client: MonarchClient, _ request: Request, domain: String? = nil, timeout: Double = 30
+    _ client: MonarchClient, _ request: Request, timeout: Double = 30
 ) async throws -> Result<Response, ChainError> {
     try await within(timeout, "an answer to \(request.path)") {
-        switch await outcome(client, request, domain: domain) {
+        switch await outcome(client, request) {
         case .success(let response): return .success(response)
-        case .failure(.chain(let chain)): return .failure(chain)
-        case .failure(let other): throw other
+        case .failure(let error):
+            guard let chain = error.chainError else { throw error }
+            return .failure(chain)
         }
     }
 }
 
 /// The response to `request`, or the client's error; no timeout (use in a task).
-func outcome(
-    _ client: MonarchClient, _ request: Request, domain: String? = nil
-) async -> Result<Response, MonarchClientError> {
-    do throws(MonarchClientError) {
-        return .success(try await client.perform(request, domain: domain))
+func outcome(_ client: MonarchClient, _ request: Request) async -> Result<Response, MonarchError> {
+    do throws(MonarchError) {
+        return .success(try await client.perform(request))
     } catch {
         return .failure(error)
     }

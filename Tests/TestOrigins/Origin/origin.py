@@ -161,6 +161,18 @@ class Handler(BaseHTTPRequestHandler):
                 "body": body.decode("utf-8", "replace"),
             }
             self.send(200, json.dumps(echoed).encode(), [("Content-Type", "application/json")])
+        elif path == "/counter":
+            # POST adds one; every method answers the count (for mutations that invalidate).
+            with LOCK:
+                if self.command == "POST":
+                    STATE["counter"] = STATE.get("counter", 0) + 1
+                value = STATE.get("counter", 0)
+            self.send(200, json.dumps({"value": value}).encode(), [("Content-Type", "application/json")])
+        elif path == "/items":
+            # The numbers 0..<total, `per` at a time: ?page=N (from 1).
+            total, per, page = int(query.get("total", "10")), int(query.get("per", "4")), int(query.get("page", "1"))
+            items = list(range(total))[(page - 1) * per:page * per]
+            self.send(200, json.dumps(items).encode(), [("Content-Type", "application/json")])
         elif path == "/stats":
             with LOCK:
                 stats = json.dumps(STATE).encode()

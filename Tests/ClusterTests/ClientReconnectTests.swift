@@ -1,0 +1,107 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+import Testing
+
+/// A client outlives its coordinator: it reconnects to the next one, sends the GET in flight
+/// again, and tells a POST in flight that it may or may not have happened.
+@Suite("Client reconnection", .serialized)
+struct ClientReconnectTests {
+    @Test("The coordinator restarted mid-run: a GET in flight is retried, a POST fails as outcomeUnknown")
+    func restart() async throws {
+        try await withClientOriginCluster { cluster, _ in
+            // The client dials a link to the coordinator's socket, so that the test decides
+            // when the next coordinator becomes reachable: once every worker is back.
+            let link = cluster.folder.path + "/link.sock"
+            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            let client = try await within(20, "connecting") {
+                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
+            }
+            defer { Task { await client.close() } }
+            #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
+
+            let get = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=get", policy: .noCache)) }
+            let post = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=post", method: "POST")) }
+            try await eventually("both requests in flight") {
+                try await cluster.status().typed.requestsInFlight == 2
+            }
+            cluster.up.signal(SIGKILL)
+            _ = try await cluster.up.waitForExit(timeout: 15)
+            unlink(link)
+
+            let posted = try await within(30, "the POST's end") { await post.value }
+            guard case .transport(let transport)? = posted.failure else {
+                Issue.record("expected a transport failure, got \(posted)")
+                return
+            }
+            #expect(transport.kind == .outcomeUnknown, "\(transport)")
+            #expect("\(transport)".contains("may or may not have happened"))
+
+            // The next coordinator, on the same sockets; stopped (with its workers) before the
+            // folder goes, whatever happens.
+            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
+            do {
+                _ = try await next.waitForOutput(containing: "ready")
+                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+                let got = try await within(40, "the GET retried on the next coordinator") { await get.value }
+                #expect(got.success?.status == 200, "\(got)")
+                #expect(got.success.map { String(decoding: $0.body, as: UTF8.self) } == "finally")
+                // The same client goes on.
+                #expect(try await client.perform(Request(path: "docs/other.txt")).status == 200)
+            } catch {
+                next.signal(SIGKILL)
+                throw error
+            }
+            await client.close()
+            next.signal(SIGTERM)
+            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
+        }
+    }
+
+    @Test("The coordinator restarted: a client's watches are sent again by themselves, with an overflow for the gap, and changes keep coming")
+    func watchesOutliveARestart() async throws {
+        try await withClientOriginCluster { cluster, _ in
+            let link = cluster.folder.path + "/link.sock"
+            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            let watcher = try await within(20, "connecting") {
+                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
+            }
+            defer { Task { await watcher.close() } }
+            let watch = try await watcher.watch(.path("api/counter", domain: "api"))
+            // Every iterator of a watch takes from the same changes.
+            let nextChange: @Sendable () async -> CacheChange? = {
+                var changes = watch.makeAsyncIterator()
+                return await changes.next()
+            }
+
+            cluster.up.signal(SIGKILL)
+            _ = try await cluster.up.waitForExit(timeout: 15)
+            unlink(link)
+            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
+            do {
+                _ = try await next.waitForOutput(containing: "ready")
+                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+                try await eventually("the watch restored on the next coordinator") {
+                    try await cluster.status().counter("watches") == 1
+                }
+                let fetcher = try await cluster.connect()
+                #expect(try await fetcher.perform(Request(path: "api/counter")).status == 200)
+                await fetcher.close()
+                let gap = try await within(20, "the gap") { await nextChange() }
+                #expect(gap?.kind == .overflow && gap?.dropped == nil, "\(String(describing: gap))")
+                let stored = try await within(20, "the change after the restart") { await nextChange() }
+                #expect(stored == CacheChange(kind: .stored, key: "GET api api/counter"), "\(String(describing: stored))")
+            } catch {
+                next.signal(SIGKILL)
+                throw error
+            }
+            await watcher.close()
+            next.signal(SIGTERM)
+            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
+        }
+    }
+}

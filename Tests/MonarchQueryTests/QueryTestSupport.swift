@@ -1,0 +1,117 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Monarch
+import MonarchWire
+import Synchronization
+
+/// An in-process resource for the query tests: `GET counter` answers the current count (as
+/// JSON), `POST counter` adds one; `GET items?page=N` or `?offset=O&limit=L` answers a slice
+/// of 0..<total; every call is counted, and a gate may hold answers back.
+final class CounterProvider: RequestProvider, Sendable {
+    var name: String { "counter" }
+    let total: Int
+    private let state = Mutex((count: 0, calls: [String: Int](), failing: false))
+    private let gate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+
+    init(total: Int = 7) { self.total = total }
+
+    var count: Int { state.withLock { $0.count } }
+    func calls(_ key: String) -> Int { state.withLock { $0.calls[key] ?? 0 } }
+    func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+
+    /// Holds every answer until ``open()``.
+    func close() { gate.withLock { $0 = $0 ?? [] } }
+    func open() {
+        let waiting = gate.withLock { gate in
+            defer { gate = nil }
+            return gate ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func perform(_ request: Request) async -> ProviderOutcome {
+        await withCheckedContinuation { continuation in
+            let ready = gate.withLock { gate -> Bool in
+                guard gate != nil else { return true }
+                gate!.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+        let key = "\(request.method) \(request.path)"
+        let (count, failing) = state.withLock { state in
+            state.calls[key, default: 0] += 1
+            if request.method == "POST" && request.path == "counter" { state.count += 1 }
+            return (state.count, state.failing)
+        }
+        if failing { return .failure(ProviderFailure(code: "broken", message: "failing on purpose")) }
+        switch request.path {
+        case "counter": return .response(Response(body: Data("{\"value\":\(count)}".utf8)))
+        case "items":
+            func number(_ name: String) -> Int? { request.query.first { $0.name == name }?.value.flatMap { Int($0) } }
+            let slice: [Int]
+            if let page = number("page") {
+                let start = (page - 1) * 3
+                slice = Array((0..<total).dropFirst(start).prefix(3))
+            } else {
+                slice = Array((0..<total).dropFirst(number("offset") ?? 0).prefix(number("limit") ?? total))
+            }
+            return .response(Response(body: try! JSONEncoder().encode(slice)))
+        default: return .miss(reason: "no \(request.path)")
+        }
+    }
+}
+
+struct Counter: Codable, Sendable, Equatable { var value: Int }
+
+struct CounterRequest: MonarchRequest {
+    typealias Response = Counter
+    var path: String { "counter" }
+    var previewData: Counter { Counter(value: -1) }
+}
+
+struct IncrementRequest: MonarchRequest {
+    typealias Response = Counter
+    var path: String { "counter" }
+    var method: String { "POST" }
+    var body: RequestBody? { .json(["by": 1]) }
+    var previewData: Counter { Counter(value: -1) }
+}
+
+struct ItemsRequest: MonarchRequest {
+    typealias Response = [Int]
+    var query: [QueryItem]
+    var path: String { "items" }
+    var previewData: [Int] { [] }
+}
+
+/// A Monarch whose one provider is `provider`.
+func monarch(_ provider: CounterProvider) -> Monarch {
+    var monarch = Monarch()
+    monarch.register(provider)
+    return monarch
+}
+
+/// Waits until `condition` holds, checking every 10 ms, up to `seconds`.
+func eventually(_ what: String, seconds: Double = 20, _ condition: () async -> Bool) async throws {
+    let end = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < end {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    struct Timeout: Error, CustomStringConvertible { var description: String }
+    throw Timeout(description: "timed out waiting for \(what)")
+}
+
+/// The first `count` states of `stream`.
+func first<S: Sendable>(_ count: Int, of stream: AsyncStream<S>) async -> [S] {
+    var states: [S] = []
+    for await state in stream {
+        states.append(state)
+        if states.count == count { break }
+    }
+    return states
+}
