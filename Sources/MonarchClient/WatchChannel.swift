@@ -46,15 +46,22 @@ final class WatchChannel: Sendable {
     }
 
     /// Notes that changes may have been missed (the watch was restored on a new connection):
-    /// the iterator gets an `overflow` with no count.
+    /// the iterator gets an `overflow` with no count, in its place among the changes — the
+    /// ones that came before it first, the ones that come after it next.
     func markGap() {
         let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
             guard !state.finished else { return nil }
-            state.gap = true
-            guard let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            state.gap = false
-            return waiter
+            if let waiter = state.waiter, state.events.isEmpty, state.lost == 0, !state.gap {
+                state.waiter = nil
+                return waiter
+            }
+            if state.events.count < limit, state.lost == 0, !state.gap {
+                state.events.append(CacheChange(kind: .overflow))
+            } else {
+                // Changes are being lost already: the overflow to come stands for the gap too.
+                state.gap = true
+            }
+            return nil
         }
         waiter?.resume(returning: CacheChange(kind: .overflow))
     }
