@@ -67,13 +67,19 @@ public final class QueryClient: Sendable {
                 failure = failure ?? error
             }
         }
+        await refetchLive(matching: matches)
+        if let failure { throw failure }
+    }
+
+    /// Refetches every live query whose key one of `matches` matches (every live query when
+    /// nil); returns once those refetches ended.
+    func refetchLive(matching matches: [QueryMatch]?) async {
         let hit = entries.withLock { entries in
-            entries.values.filter { entry in matches.contains { $0.matches(entry.key) } }
+            entries.values.filter { entry in matches?.contains { $0.matches(entry.key) } ?? true }
         }
         await withTaskGroup(of: Void.self) { group in
             for entry in hit { group.addTask { await entry.invalidate() } }
         }
-        if let failure { throw failure }
     }
 
     /// How many keys have live queries (for tests and diagnostics).

@@ -29,14 +29,13 @@ public struct QueryKey: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
-    /// The one function deriving keys: method, domain (`any` when unnamed), the path without a
-    /// leading `/`, and the query items ordered by name (same names keep their order).
+    /// The key a coordinator caches the request under (``CacheKey``, the one derivation of
+    /// keys), with `any` as the domain when the request names none; a path that does not
+    /// parse keeps its text as it is (such a request fails, and its key only has to be its own).
     static func derive(method: String, domain: RequestDomain, path: String, query: [QueryItem]) -> String {
-        let bare = path.hasPrefix("/") ? String(path.dropFirst()) : path
-        let key = "\(method.uppercased()) \(domain) \(bare)"
-        guard !query.isEmpty else { return key }
-        let ordered = query.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
-        return key + "?" + ordered.encodedQuery
+        let domain = "\(domain)"
+        if let key = try? CacheKey(method: method.uppercased(), domain: domain, parsing: path, query: query) { return key.rawValue }
+        return CacheKey(method: method.uppercased(), domain: domain, encodedPath: path, query: query).rawValue
     }
 }
 

@@ -66,6 +66,31 @@ struct QueryClusterTests {
         }
     }
 
+    @Test("A query follows a watch: an invalidation made by another process refetches it")
+    func queryFollowsAWatch() async throws {
+        try await withClientOriginCluster { cluster, _ in
+            let client = try await cluster.connect()
+            defer { Task { await client.close() } }
+            let queries = QueryClient(service: client)
+            let counter = queries.query(CounterRequest())
+            let before = try await counter.value().value
+            let watch = try await client.watch(.path("api/counter", domain: "api"))
+            let following = queries.refetch(following: watch)
+            defer { following.cancel() }
+            try await eventually("the cache to hold api/counter") {
+                try await client.perform(Request(path: "api/counter", domain: "api")).source == "cache"
+            }
+            // The count changes at the origin; the cached copy does not know.
+            _ = try await client.perform(IncrementRequest())
+            #expect(counter.state == .success(Counter(value: before)))
+            // Another process drops the cached copy: the live query here refetches by itself.
+            let address = "unix:" + cluster.folder.path + "/c.sock"
+            let dropped = try await Spawned.run(Executables.monarch, ["invalidate", "api/counter", "--domain", "api", "--address", address])
+            #expect(dropped.status == 0, "\(dropped.stderr)")
+            try await eventually("the query to refetch the new count") { counter.state == .success(Counter(value: before + 1)) }
+        }
+    }
+
     @Test("The preview service answers typed requests with no cluster at all")
     func preview() async throws {
         let queries = QueryClient(service: MonarchPreview())
