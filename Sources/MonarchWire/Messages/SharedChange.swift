@@ -34,9 +34,9 @@ public struct SharedChangeMessage: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey { case change, event, key, prefix, tag, tags }
 
-    /// Decodes one, refusing a `change` that is empty or too long, a target that is not
-    /// exactly one of `key`, `prefix`, `tag`, a `stored` change with no `key`, and `tags` on
-    /// an `invalidated` one.
+    /// Decodes one, refusing a `change` that is empty or too long, more than one of `key`,
+    /// `prefix`, `tag`, and `tags` on an `invalidated` change (`invalidField`), and a change
+    /// with no target or a `stored` one with no `key` (`missingField`).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         change = try c.decode(String.self, forKey: .change)
@@ -53,17 +53,21 @@ public struct SharedChangeMessage: Codable, Sendable, Equatable {
         case (let key?, nil, nil): target = .key(key)
         case (nil, let prefix?, nil): target = .prefix(prefix)
         case (nil, nil, let tag?): target = .tag(tag)
+        case (nil, nil, nil):
+            throw DecodingError.keyNotFound(
+                CodingKeys.key, .init(codingPath: c.codingPath, debugDescription: "one of key, prefix and tag is required"))
         default:
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: c.codingPath, debugDescription: "a sharedChange names exactly one of key, prefix, tag"))
+            throw DecodingError.dataCorruptedError(
+                forKey: tag != nil ? .tag : .prefix, in: c, debugDescription: "give exactly one of key, prefix and tag")
         }
         switch (event, target) {
         case (.stored, .key), (.invalidated, _): break
         default:
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "a stored change names a key"))
+            throw DecodingError.keyNotFound(
+                CodingKeys.key, .init(codingPath: c.codingPath, debugDescription: "a stored change names its key"))
         }
         if event == .invalidated, tags != nil {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "only a stored change has tags"))
+            throw DecodingError.dataCorruptedError(forKey: .tags, in: c, debugDescription: "only a stored change has tags")
         }
     }
 
