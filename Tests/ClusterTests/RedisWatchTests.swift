@@ -113,3 +113,43 @@ struct RedisWatchTests {
         #expect(try await nextChange(byPrefix) == CacheChange(kind: .stored, key: "GET api api/tagged/z"))
     }
 }
+
+/// The coordinator's side of `sharedChange`, played by fake workers over raw sockets.
+@Suite("Shared changes forwarded by workers")
+struct SharedChangeForwardingTests {
+    @Test("Copies of one change from several cache workers reach a watcher once; another kind's or an oversized one ends the worker's connection")
+    func onceAndOnlyFromCacheWorkers() async throws {
+        try await TestCluster.with(fakeWorkerCluster(limits: ["invalidateBytes: 64"])) { cluster in
+            let watcher = try await cluster.connect()
+            defer { Task { await watcher.close() } }
+            let watch = try await watcher.watch(.prefix("GET static docs/"))
+            let first = try await FakeWorker(at: cluster.workerPath, kind: "cache", name: "c1")
+            let second = try await FakeWorker(at: cluster.workerPath, kind: "cache", name: "c2")
+            let storedA = SharedChangeMessage(change: "w9.1", event: .stored, target: .key("GET static docs/a"), tags: ["t"])
+            first.socket.send(.sharedChange(storedA))
+            second.socket.send(.sharedChange(storedA))
+            second.socket.send(.sharedChange(SharedChangeMessage(change: "w9.2", event: .invalidated, target: .key("GET static docs/a"))))
+            first.socket.send(.sharedChange(SharedChangeMessage(change: "w9.2", event: .invalidated, target: .key("GET static docs/a"))))
+            #expect(try await nextChange(watch) == CacheChange(kind: .stored, key: "GET static docs/a", tags: ["t"]))
+            #expect(try await nextChange(watch) == CacheChange(kind: .invalidated, key: "GET static docs/a"))
+
+            // Only cache workers share a store.
+            let bundle = try await FakeWorker(at: cluster.workerPath, kind: "bundle", name: "b1")
+            bundle.socket.send(.sharedChange(SharedChangeMessage(change: "w9.3", event: .invalidated, target: .prefix("GET static "))))
+            guard case .error(let refusal)? = try await bundle.next() else { throw SpawnError("the bundle worker got no error") }
+            #expect(refusal.code == .unexpectedMessage)
+            #expect(try await bundle.next() == nil)
+            // A key past limits.invalidateBytes.
+            let long = "GET static docs/" + String(repeating: "x", count: 64)
+            first.socket.send(.sharedChange(SharedChangeMessage(change: "w9.4", event: .invalidated, target: .key(long))))
+            guard case .error(let oversized)? = try await first.next() else { throw SpawnError("c1 got no error") }
+            #expect(oversized.code == .invalidField)
+            #expect(oversized.message.contains("limits.invalidateBytes"))
+            #expect(try await first.next() == nil)
+
+            // Neither reached the watcher: its next event is the next change.
+            second.socket.send(.sharedChange(SharedChangeMessage(change: "w9.5", event: .stored, target: .key("GET static docs/b"))))
+            #expect(try await nextChange(watch) == CacheChange(kind: .stored, key: "GET static docs/b"))
+        }
+    }
+}
