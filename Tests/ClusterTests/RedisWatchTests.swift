@@ -111,6 +111,8 @@ struct RedisWatchTests {
         #expect(try await nextChange(byPath) == CacheChange(kind: .invalidated, prefix: "GET api api/tagged/"))
         _ = try await perform(remote, Request(path: "api/tagged/z"))
         #expect(try await nextChange(byPrefix) == CacheChange(kind: .stored, key: "GET api api/tagged/z"))
+        // Eight changes through the second coordinator, each counted once (the first's own write-back of y not at all).
+        #expect(try await first.status().counter("sharedChanges") == 8)
     }
 }
 
@@ -150,6 +152,7 @@ struct SharedChangeForwardingTests {
             // Neither reached the watcher: its next event is the next change.
             second.socket.send(.sharedChange(SharedChangeMessage(change: "w9.5", event: .stored, target: .key("GET static docs/b"))))
             #expect(try await nextChange(watch) == CacheChange(kind: .stored, key: "GET static docs/b"))
+            #expect(try await cluster.status().counter("sharedChanges") == 3)
         }
     }
 }

@@ -28,6 +28,9 @@ import Glibc
 ///   the change, on the same connection), and a second connection subscribes to it: every
 ///   other worker sharing the database drops the entry from its memory (``observeChanges(_:)``).
 ///   When that subscription is interrupted, changes may have been missed: memory is emptied.
+///   Each published change is a ``StoreChangeNote``: it carries an id and the coordinator it
+///   was made through (``adopt(origin:)``), so that workers can forward other coordinators'
+///   changes to their own for its watchers, each once.
 /// - **Redis down is not Monarch down.** See ``RedisConnection``: while Redis cannot be
 ///   reached (or too many commands are waiting), operations end at once as `unavailable` —
 ///   a read misses, a write is dropped and counted in ``statusFigures``.
