@@ -55,6 +55,7 @@ DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
 MESSAGE_TYPES = [
     "hello", "welcome", "request", "response", "miss", "failure", "cancel", "ping", "pong",
     "store", "invalidate", "status", "scale", "result", "error", "watch", "unwatch", "changed",
+    "sharedChange",
 ]
 PROTOCOL_ERROR_CODES = [
     "oversizedFrame", "truncatedFrame", "invalidUTF8", "invalidJSON", "notAnObject", "missingType",

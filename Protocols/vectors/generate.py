@@ -184,6 +184,10 @@ valid("changed-events", "Pushed changes: an entry stored with its tags, refreshe
       msg({"type": "changed", "watch": 20, "event": "refreshed", "key": "GET api users/1"}),
       msg({"type": "changed", "watch": 21, "event": "invalidated", "tag": "users"}),
       msg({"type": "changed", "watch": 22, "event": "overflow", "dropped": 312}))
+valid("shared-changes", "A cache worker forwards changes another coordinator made to the shared store: an entry stored with its tags, invalidations by key and prefix.",
+      msg({"type": "sharedChange", "change": "9f2c41d07ab3e5.17", "event": "stored", "key": "GET api users/1", "tags": ["user-1", "users"]}),
+      msg({"type": "sharedChange", "change": "9f2c41d07ab3e5.18", "event": "invalidated", "key": "GET api users/1"}),
+      msg({"type": "sharedChange", "change": "41aa0c9e3d.3", "event": "invalidated", "prefix": "GET api users/"}))
 valid("status", "Ask the coordinator for its status report.",
       msg({"type": "status", "id": 5}))
 valid("scale", "Ask the coordinator to run four network workers.",
@@ -347,6 +351,16 @@ invalid("changed-unknown-event", "A changed message with an event this version d
         bad(compact({"type": "changed", "watch": 3, "event": "deleted", "key": "GET api users/1"})))
 invalid("changed-missing-event", "A changed message without its event.", "missingField",
         bad(compact({"type": "changed", "watch": 3})))
+invalid("shared-change-two-targets", "A sharedChange naming both a key and a tag.", "invalidField",
+        bad(compact({"type": "sharedChange", "change": "a.1", "event": "invalidated", "key": "GET api users/1", "tag": "users"})))
+invalid("shared-change-stored-prefix", "A stored sharedChange naming a prefix instead of its key.", "missingField",
+        bad(compact({"type": "sharedChange", "change": "a.2", "event": "stored", "prefix": "GET api users/"})))
+invalid("shared-change-empty-id", "A sharedChange whose change id is empty.", "invalidField",
+        bad(compact({"type": "sharedChange", "change": "", "event": "invalidated", "tag": "users"})))
+invalid("shared-change-missing-id", "A sharedChange without its change id.", "missingField",
+        bad(compact({"type": "sharedChange", "event": "invalidated", "tag": "users"})))
+invalid("shared-change-refreshed", "A sharedChange with an event other than stored or invalidated.", "invalidField",
+        bad(compact({"type": "sharedChange", "change": "a.3", "event": "refreshed", "key": "GET api users/1"})))
 invalid("invalidate-path-and-tag", "An invalidate with both path and tag.", "invalidField",
         bad(compact({"type": "invalidate", "id": 1, "path": "users/1", "tag": "user-1"})))
 invalid("scale-count-negative", "A negative worker count.", "invalidField",

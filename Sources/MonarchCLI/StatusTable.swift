@@ -48,7 +48,8 @@ enum StatusTable {
                 + "\(report.connectionsRefused) · unresponsive workers \(report.unresponsiveWorkers)")
         if let watches = report.watches {
             lines.append(
-                "watches \(watches) · changes sent \(report.watchEventsSent ?? 0), dropped for slow watchers \(report.watchEventsDropped ?? 0)")
+                "watches \(watches) · changes sent \(report.watchEventsSent ?? 0), dropped for slow watchers \(report.watchEventsDropped ?? 0)"
+                    + (report.sharedChanges.map { $0 > 0 ? " · from other coordinators \($0)" : "" } ?? ""))
         }
         return lines.joined(separator: "\n") + "\n"
     }

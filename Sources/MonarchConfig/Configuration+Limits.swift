@@ -67,6 +67,10 @@ extension Configuration {
         /// `watchEvents`: `changed` events queued for one watcher while its client does not
         /// read; past this they are dropped and the watcher gets one `overflow` event.
         public var watchEvents = 256
+        /// `sharedChanges`: ids of changes other coordinators made to a shared cache store
+        /// (Redis) remembered, so that the copies every cache worker forwards reach watchers
+        /// once.
+        public var sharedChanges = 4096
         /// `heartbeat`: how often the coordinator pings each worker; a worker silent for two
         /// beats is taken out of rotation (and a local one killed and restarted).
         public var heartbeat: Duration = .seconds(1)
@@ -85,7 +89,7 @@ extension Configuration {
         "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
         "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "tagsPerEntry", "tagBytes",
-        "watchesPerClient", "watchEvents", "heartbeat", "restarts", "restartWindow",
+        "watchesPerClient", "watchEvents", "sharedChanges", "heartbeat", "restarts", "restartWindow",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -146,6 +150,7 @@ extension Configuration {
         try size("tagBytes", &limits.tagBytes)
         try count("watchesPerClient", &limits.watchesPerClient)
         try count("watchEvents", &limits.watchEvents)
+        try count("sharedChanges", &limits.sharedChanges)
         try duration("heartbeat", &limits.heartbeat)
         try count("restarts", &limits.restarts)
         try duration("restartWindow", &limits.restartWindow)

@@ -163,9 +163,11 @@ extension Coordinator {
             pool.remove(worker)
             onWorkerLost?(info)
         }
+        worker.onSharedChange = { [unowned self, unowned worker] change in noteSharedChange(change, from: worker) }
         pool.add(worker)
         try? connection.send(.welcome(Welcome(
-            maxFrameBytes: limits.maxFrameBytes, workerId: id, heartbeatMs: Int(limits.heartbeat.wholeMilliseconds))))
+            maxFrameBytes: limits.maxFrameBytes, workerId: id, heartbeatMs: Int(limits.heartbeat.wholeMilliseconds),
+            origin: origin)))
         let name = hello.name.map { LogText.quoted($0) } ?? kind
         logger.info("worker \(id) registered (\(name), pid \(hello.pid.map(String.init) ?? "?"), capacity \(worker.capacity))")
         onWorkerRegistered?(info)

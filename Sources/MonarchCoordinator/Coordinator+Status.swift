@@ -71,7 +71,8 @@ extension Coordinator {
             invalidationsRemembered: cachePools.map(\.rememberedInvalidations).reduce(0, +),
             writeBacks: cachePools.map(\.stores).reduce(0, +),
             writeBackFailures: cachePools.map(\.storeFailures).reduce(0, +),
-            watches: watches.count, watchEventsSent: watchEventsSent, watchEventsDropped: watchEventsDropped)
+            watches: watches.count, watchEventsSent: watchEventsSent, watchEventsDropped: watchEventsDropped,
+            sharedChanges: sharedChangesHeard)
     }
 
     /// The resident memory of process `pid` in bytes (VmRSS), if it can be read.

@@ -93,6 +93,18 @@ public final class Coordinator: @unchecked Sendable {
     /// `changed` events sent to watchers, and dropped for watchers that did not read.
     var watchEventsSent = 0
     var watchEventsDropped = 0
+    /// This coordinator's identity in a shared cache store, random per process: its cache
+    /// workers mark the changes they publish with it (in their `welcome`), and forward only
+    /// other coordinators' changes.
+    let origin: String = {
+        var random = SystemRandomNumberGenerator()
+        return String(random.next() as UInt64, radix: 16) + String(random.next() as UInt64, radix: 16)
+    }()
+    /// The ids of the shared-store changes the watchers were told of lately.
+    var recentSharedChanges: RecentChanges
+    /// Changes other coordinators made to the shared store that the watchers were told of
+    /// (each once, however many workers forwarded it).
+    var sharedChangesHeard = 0
 
     /// Told about each worker that registers. Loop thread.
     public var onWorkerRegistered: ((WorkerInfo) -> Void)?
@@ -119,6 +131,7 @@ public final class Coordinator: @unchecked Sendable {
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
         self.statistics = RequestStatistics(metricsOn: configuration.metrics != nil)
         self.watches = WatchRegistry(perClient: configuration.limits.watchesPerClient)
+        self.recentSharedChanges = RecentChanges(capacity: configuration.limits.sharedChanges)
         for case let pool as CachePool in pools.values {
             pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
         }

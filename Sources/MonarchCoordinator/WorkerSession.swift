@@ -61,6 +61,9 @@ final class WorkerSession: @unchecked Sendable {
     private var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
     /// Called once when the connection ends.
     var onLost: ((WorkerSession) -> Void)?
+    /// Called with each change to the shared store another coordinator made, as the (cache)
+    /// worker forwarded it.
+    var onSharedChange: ((SharedChangeMessage) -> Void)?
     /// Called when a slot frees up (an answer came, or a cancelled request was forgotten).
     var onSlotFreed: ((WorkerSession) -> Void)?
 
@@ -284,6 +287,13 @@ final class WorkerSession: @unchecked Sendable {
             // Workers may ping too (protocol section 1), and every ping is answered.
             try? connection.send(.pong(PongMessage(id: ping.id)))
             return
+        case .sharedChange(let change):
+            guard CachePool.kinds.contains(kind) else {
+                connection.fail(ProtocolError(.unexpectedMessage, "a \(kind) worker keeps no shared cache; only cache workers send sharedChange"))
+                return
+            }
+            onSharedChange?(change)
+            return
         case .error(let error):
             logger.error("worker \(id) reported a protocol error: \(error.code.rawValue): \(LogText.sanitized(error.message))")
             return
@@ -317,6 +327,7 @@ final class WorkerSession: @unchecked Sendable {
         let onLost = self.onLost
         self.onLost = nil
         onSlotFreed = nil
+        onSharedChange = nil
         onLost?(self)
     }
 }

@@ -18,6 +18,7 @@ public enum WireMessage: Sendable, Equatable {
     case watch(WatchMessage)
     case unwatch(UnwatchMessage)
     case changed(ChangedMessage)
+    case sharedChange(SharedChangeMessage)
 
     /// The message's `type` on the wire.
     public var type: String {
@@ -40,6 +41,7 @@ public enum WireMessage: Sendable, Equatable {
         case .watch: "watch"
         case .unwatch: "unwatch"
         case .changed: "changed"
+        case .sharedChange: "sharedChange"
         }
     }
 
@@ -64,6 +66,8 @@ public enum WireMessage: Sendable, Equatable {
         case .unwatch(let m): m.id
         // Not an exchange: it names its watch in `watch`.
         case .changed: nil
+        // Not an exchange: it names its change in `change`.
+        case .sharedChange: nil
         }
     }
 }
@@ -75,6 +79,7 @@ extension WireMessage: Codable {
     public static let knownTypes: Set<String> = [
         "hello", "welcome", "request", "response", "miss", "failure", "cancel", "ping", "pong",
         "store", "invalidate", "status", "scale", "result", "error", "watch", "unwatch", "changed",
+        "sharedChange",
     ]
 
     public init(from decoder: any Decoder) throws {
@@ -99,6 +104,7 @@ extension WireMessage: Codable {
         case "watch": self = .watch(try WatchMessage(from: decoder))
         case "unwatch": self = .unwatch(try UnwatchMessage(from: decoder))
         case "changed": self = .changed(try ChangedMessage(from: decoder))
+        case "sharedChange": self = .sharedChange(try SharedChangeMessage(from: decoder))
         default: throw UnknownMessageType(type: type)
         }
     }
@@ -125,6 +131,7 @@ extension WireMessage: Codable {
         case .watch(let m): try m.encode(to: encoder)
         case .unwatch(let m): try m.encode(to: encoder)
         case .changed(let m): try m.encode(to: encoder)
+        case .sharedChange(let m): try m.encode(to: encoder)
         }
     }
 }

@@ -23,6 +23,12 @@ public protocol CacheMaintenance: Sendable {
     /// Figures of the store for `status` (entries, bytes, evictions, …), added to the
     /// worker's counters; none by default.
     var statusFigures: [String: JSONValue] { get }
+
+    /// Starts handing `send` (on any thread) every change another coordinator made to a store
+    /// this cache shares with it, and marks this worker's own changes as made through `origin`
+    /// (the coordinator's identity, from its `welcome`). Nothing by default: a cache no other
+    /// coordinator shares.
+    func forwardSharedChanges(origin: String, to send: @escaping @Sendable (SharedChangeMessage) -> Void)
 }
 
 /// How many dropped keys a cache worker lists in its answer to an `invalidate` (`keys`): the
@@ -43,4 +49,7 @@ extension CacheMaintenance {
 
     /// No figures.
     public var statusFigures: [String: JSONValue] { [:] }
+
+    /// Nothing to forward.
+    public func forwardSharedChanges(origin: String, to send: @escaping @Sendable (SharedChangeMessage) -> Void) {}
 }

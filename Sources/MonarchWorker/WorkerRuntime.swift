@@ -45,7 +45,14 @@ public final class WorkerRuntime: Sendable {
         var draining = false
         var connection: AsyncFrameConnection?
         var limits = AnswerLimits.protocolDefault
+        /// `sharedChange` messages on their way to the coordinator.
+        var forwarding = 0
     }
+
+    /// How many `sharedChange` messages may be on their way to the coordinator at once; past
+    /// that, changes are dropped (counted in ``WorkerCounters/unsent``) rather than queued
+    /// without bound.
+    static let forwardingLimit = 1024
 
     /// A runtime serving `provider` as `identity` on `loop`.
     ///
@@ -97,6 +104,9 @@ public final class WorkerRuntime: Sendable {
         logger.debug("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
         state.withLock { $0.connection = connection }
         defer { state.withLock { $0.connection = nil } }
+        if let origin = welcome.origin, let cache = provider as? any CacheMaintenance {
+            cache.forwardSharedChanges(origin: origin) { [weak self] change in self?.forward(change, on: connection) }
+        }
         do {
             while let message = try await connection.nextMessage() {
                 await handle(message, on: connection)
@@ -297,6 +307,26 @@ public final class WorkerRuntime: Sendable {
             state.withLock { $0.counters.unsent += 1 }
             let what = outgoing.message.id.map { "the \(outgoing.message.type) answering \($0)" } ?? "a \(outgoing.message.type)"
             logger.error("could not send \(what) to the coordinator: \(error)")
+        }
+    }
+
+    /// Sends a change another coordinator made to the shared store, unless
+    /// ``forwardingLimit`` are on their way already.
+    private func forward(_ change: SharedChangeMessage, on connection: AsyncFrameConnection) {
+        let admitted = state.withLock { state -> Bool in
+            // The connection ended: the coordinator hears nothing more through it.
+            guard state.connection != nil else { return false }
+            guard state.forwarding < Self.forwardingLimit else {
+                state.counters.unsent += 1
+                return false
+            }
+            state.forwarding += 1
+            return true
+        }
+        guard admitted else { return }
+        Task(executorPreference: loop) {
+            defer { self.state.withLock { $0.forwarding -= 1 } }
+            await self.send(self.prepare(.sharedChange(change)), on: connection)
         }
     }
 

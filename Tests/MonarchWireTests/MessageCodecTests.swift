@@ -53,6 +53,9 @@ import Testing
         .changed(ChangedMessage(watch: 16, event: .stored, key: "GET api users/1", tags: ["user-1"])),
         .changed(ChangedMessage(watch: 16, event: .invalidated, prefix: "GET api users/")),
         .changed(ChangedMessage(watch: 16, event: .overflow, dropped: 7)),
+        .sharedChange(SharedChangeMessage(change: "ab12.7", event: .stored, target: .key("GET api users/1"), tags: ["user-1"])),
+        .sharedChange(SharedChangeMessage(change: "ab12.8", event: .invalidated, target: .prefix("GET api users/"))),
+        .sharedChange(SharedChangeMessage(change: "ab12.9", event: .invalidated, target: .tag("users"))),
         .status(StatusMessage(id: 12)),
         .scale(ScaleMessage(id: 13, kind: "network", count: 0)),
         .result(ResultMessage(id: 14, data: ["removed": .integer(3), "nested": .object(["ok": .bool(true), "list": .array([.null, .string("x"), .number(1.5)])])])),
@@ -102,6 +105,14 @@ import Testing
         #expect(code(of: "{\"type\":\"invalidate\",\"id\":1,\"key\":\"a\",\"prefix\":\"b\"}") == .invalidField)
         #expect(code(of: "{\"type\":\"scale\",\"id\":1,\"kind\":\"cache\",\"count\":-1}") == .invalidField)
         #expect(code(of: "{\"type\":\"failure\",\"id\":1,\"error\":{\"message\":\"m\"}}") == .missingField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"event\":\"stored\",\"key\":\"k\"}") == .missingField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"\",\"event\":\"stored\",\"key\":\"k\"}") == .invalidField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"\(String(repeating: "x", count: 129))\",\"event\":\"stored\",\"key\":\"k\"}") == .invalidField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"a.1\",\"event\":\"invalidated\"}") == .missingField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"a.1\",\"event\":\"invalidated\",\"key\":\"k\",\"prefix\":\"p\"}") == .invalidField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"a.1\",\"event\":\"stored\",\"tag\":\"t\"}") == .missingField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"a.1\",\"event\":\"invalidated\",\"key\":\"k\",\"tags\":[\"t\"]}") == .invalidField)
+        #expect(code(of: "{\"type\":\"sharedChange\",\"change\":\"a.1\",\"event\":\"overflow\",\"key\":\"k\"}") == .invalidField)
     }
 
     @Test func rejectsInvalidUTF8BeforeParsing() {

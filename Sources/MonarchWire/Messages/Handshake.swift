@@ -73,19 +73,24 @@ public struct Welcome: Codable, Sendable, Equatable {
     public var workerId: String?
     /// How often the peer should expect or send pings, in milliseconds.
     public var heartbeatMs: Int?
+    /// The coordinator's identity in a shared cache store (a worker): a cache worker marks
+    /// the changes it publishes with it, and forwards (``SharedChangeMessage``) only the
+    /// changes other coordinators made.
+    public var origin: String?
 
     /// Creates a welcome.
     public init(
         version: Int = WireProtocol.version, maxFrameBytes: Int? = nil, workerId: String? = nil,
-        heartbeatMs: Int? = nil
+        heartbeatMs: Int? = nil, origin: String? = nil
     ) {
         self.version = version
         self.maxFrameBytes = maxFrameBytes
         self.workerId = workerId
         self.heartbeatMs = heartbeatMs
+        self.origin = origin
     }
 
-    private enum CodingKeys: String, CodingKey { case version, maxFrameBytes, workerId, heartbeatMs }
+    private enum CodingKeys: String, CodingKey { case version, maxFrameBytes, workerId, heartbeatMs, origin }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -93,5 +98,6 @@ public struct Welcome: Codable, Sendable, Equatable {
         maxFrameBytes = try c.decodeIntegerIfPresent(Int.self, forKey: .maxFrameBytes, in: 1...Int.max)
         workerId = try c.decodeIfPresent(String.self, forKey: .workerId)
         heartbeatMs = try c.decodeIntegerIfPresent(Int.self, forKey: .heartbeatMs, in: 0...Int.max)
+        origin = try c.decodeIfPresent(String.self, forKey: .origin)
     }
 }

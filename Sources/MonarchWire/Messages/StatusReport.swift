@@ -255,6 +255,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// `changed` events dropped for watchers that did not read (each such run ends in an
     /// `overflow` event) since start.
     public var watchEventsDropped: Int?
+    /// Changes made through other coordinators sharing a cache store that watchers were told
+    /// of since start, each once however many cache workers forwarded it.
+    public var sharedChanges: Int?
 
     /// Creates a report.
     public init(
@@ -263,7 +266,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         tripsJoined: Int, joinersAskedAlone: Int, waitingForWorkers: Int, overloaded: Int, connectionsRefused: Int,
         slowReadersClosed: Int, idleClientsClosed: Int, unresponsiveWorkers: Int, draining: Bool, refreshesStarted: Int,
         backgroundRunning: Int, backgroundDropped: Int, invalidationsRemembered: Int, writeBacks: Int, writeBackFailures: Int,
-        watches: Int? = nil, watchEventsSent: Int? = nil, watchEventsDropped: Int? = nil
+        watches: Int? = nil, watchEventsSent: Int? = nil, watchEventsDropped: Int? = nil, sharedChanges: Int? = nil
     ) {
         self.version = version
         self.uptimeMs = uptimeMs
@@ -293,5 +296,6 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.watches = watches
         self.watchEventsSent = watchEventsSent
         self.watchEventsDropped = watchEventsDropped
+        self.sharedChanges = sharedChanges
     }
 }

@@ -37,6 +37,12 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     public let clock: WallClock
     private let keepStaleMs: Int64
     private let state: Mutex<State>
+    private let forwarding = Mutex<Forwarding?>(nil)
+
+    private struct Forwarding {
+        var origin: String
+        var send: @Sendable (SharedChangeMessage) -> Void
+    }
 
     private struct State {
         var memory: MemoryCache
@@ -72,31 +78,58 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         self.clock = clock
         self.keepStaleMs = Int64(clamping: keepStale.wholeMilliseconds)
         self.state = Mutex(State(memory: MemoryCache(budgetBytes: memoryBytes)))
-        store?.observeChanges { [weak self] change in self?.dropFromMemory(change) }
+        store?.observeChanges { [weak self] change in
+            self?.dropFromMemory(change)
+            self?.forward(change)
+        }
     }
 
     /// Drops from memory what another worker changed in the shared store (everything, when
     /// changes may have been missed); a store read under way for such a key is not promoted.
     func dropFromMemory(_ change: StoreChange) {
+        let target: InvalidateMessage.Target?
+        switch change {
+        case .changed(let note): target = note.target
+        case .mayHaveMissedChanges: target = nil
+        }
         state.withLock { state in
-            switch change {
-            case .changed(.key(let key)):
+            switch target {
+            case .key(let key)?:
                 state.memory.remove(key)
                 state.touch(key)
-            case .changed(.prefix(let prefix)):
+            case .prefix(let prefix)?:
                 _ = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
-            case .changed(.tag(let tag)):
+            case .tag(let tag)?:
                 _ = state.memory.removeAll(taggedWith: tag)
                 state.touchAll()
-            case .changed(.path), .changed(.pathPrefix):
+            case .path?, .pathPrefix?:
                 // Stores report keys, prefixes and tags only.
                 break
-            case .mayHaveMissedChanges:
+            case nil:
                 state.memory.removeAll { _, _ in true }
                 state.touchAll()
             }
         }
+    }
+
+    /// Hands `change` to the coordinator's watchers (through ``forwardSharedChanges(origin:to:)``'s
+    /// `send`) when it changed something and another coordinator made it: this coordinator
+    /// told its watchers of its own changes already.
+    func forward(_ change: StoreChange) {
+        guard case .changed(let note) = change, note.changedSomething else { return }
+        guard let forwarding = forwarding.withLock({ $0 }), note.origin != forwarding.origin else { return }
+        forwarding.send(SharedChangeMessage(
+            change: note.id, event: note.event, target: note.target,
+            tags: note.event == .stored && !note.tags.isEmpty ? note.tags : nil))
+    }
+
+    /// Starts forwarding the changes other coordinators make to the shared store: `send` gets
+    /// each (any thread), and this worker's own changes are marked with `origin` (the
+    /// coordinator's, from its `welcome`). A store no other worker shares hears nothing.
+    public func forwardSharedChanges(origin: String, to send: @escaping @Sendable (SharedChangeMessage) -> Void) {
+        store?.adopt(origin: origin)
+        forwarding.withLock { $0 = Forwarding(origin: origin, send: send) }
     }
 
     /// `cache`.

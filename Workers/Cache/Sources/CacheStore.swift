@@ -28,14 +28,18 @@ package protocol CacheStore: Sendable {
     /// entry this worker may hold in memory, or when such changes may have been missed. A store
     /// no other worker shares never calls it.
     func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void)
+
+    /// Marks the changes this worker publishes from now on as made through the coordinator
+    /// `origin` (its `welcome`'s). Nothing by default (a store no other worker shares).
+    func adopt(origin: String)
 }
 
 /// A change another cache worker made to a shared store, as ``CacheStore/observeChanges(_:)``
 /// reports it.
 package enum StoreChange: Sendable, Equatable {
-    /// The entries under this target changed (stored again, or invalidated): drop them from
-    /// memory.
-    case changed(InvalidateMessage.Target)
+    /// The entries under the note's target changed (stored again, or invalidated): drop them
+    /// from memory, and tell the coordinator when another coordinator made the change.
+    case changed(StoreChangeNote)
     /// Changes may have been missed (the store's notifications were interrupted): drop
     /// everything from memory.
     case mayHaveMissedChanges
@@ -50,6 +54,9 @@ extension CacheStore {
 
     /// Nothing to observe: no other worker changes the store.
     package func observeChanges(_ handler: @escaping @Sendable (StoreChange) -> Void) {}
+
+    /// Nothing to mark: no other worker hears of its changes.
+    package func adopt(origin: String) {}
 }
 
 extension SQLiteStore: CacheStore {}

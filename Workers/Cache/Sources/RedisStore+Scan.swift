@@ -3,8 +3,9 @@ import MonarchWire
 // Prefix invalidation on Redis: `SCAN` cursor by cursor, never `KEYS` (see ``RedisStore``).
 extension RedisStore {
     /// One step of a prefix invalidation: `SCAN` from `cursor`, `DEL` what it found, and on
-    /// to the next cursor until Redis returns to 0.
-    func scan(prefix: String, cursor: String, found: Set<String>, operation: StoreOperation) {
+    /// to the next cursor until Redis returns to 0; `deleted` counts what the `DEL`s dropped
+    /// so far (an invalidation that dropped nothing is published as such).
+    func scan(prefix: String, cursor: String, found: Set<String>, deleted: Int, operation: StoreOperation) {
         let pattern = Self.entryPrefix + Self.globEscaped(prefix) + Array("*".utf8)
         let arguments = [
             Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern, Array("COUNT".utf8), Array("1000".utf8),
@@ -26,22 +27,23 @@ extension RedisStore {
             var found = found
             for raw in rawKeys { found.insert(String(decoding: raw.dropFirst(Self.entryPrefix.count), as: UTF8.self)) }
             let finished = next == "0"
-            let afterDelete = {
+            let afterDelete = { (deleted: Int) in
                 if finished {
-                    self.publish(.prefix(prefix))
+                    self.publish(.invalidated, .prefix(prefix), changedSomething: deleted > 0)
                     operation.finish(.keys(Array(found)))
                 } else {
-                    self.scan(prefix: prefix, cursor: next, found: found, operation: operation)
+                    self.scan(prefix: prefix, cursor: next, found: found, deleted: deleted, operation: operation)
                 }
             }
-            guard !rawKeys.isEmpty else { return afterDelete() }
-            let deleted = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
-                guard reply != nil else {
+            guard !rawKeys.isEmpty else { return afterDelete(deleted) }
+            let deleting = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
+                guard let reply else {
                     return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
                 }
-                afterDelete()
+                let count = if case .integer(let count) = reply { Int(count) } else { 0 }
+                afterDelete(deleted + count)
             }
-            if !deleted { self.unavailable(operation, commands.unavailableReason) }
+            if !deleting { self.unavailable(operation, commands.unavailableReason) }
         }
         if !sent { unavailable(operation, commands.unavailableReason) }
     }

@@ -28,6 +28,9 @@ import Glibc
 ///   the change, on the same connection), and a second connection subscribes to it: every
 ///   other worker sharing the database drops the entry from its memory (``observeChanges(_:)``).
 ///   When that subscription is interrupted, changes may have been missed: memory is emptied.
+///   Each published change is a ``StoreChangeNote``: it carries an id and the coordinator it
+///   was made through (``adopt(origin:)``), so that workers can forward other coordinators'
+///   changes to their own for its watchers, each once.
 /// - **Redis down is not Monarch down.** See ``RedisConnection``: while Redis cannot be
 ///   reached (or too many commands are waiting), operations end at once as `unavailable` —
 ///   a read misses, a write is dropped and counted in ``statusFigures``.
@@ -45,6 +48,10 @@ public final class RedisStore: CacheStore, Sendable {
     let connections: LoopBound<Connections>
     private let figures = Mutex(Figures())
     private let changeHandler = Mutex<(@Sendable (StoreChange) -> Void)?>(nil)
+    /// The coordinator this worker's changes are made through (``adopt(origin:)``).
+    private let origin = Mutex("")
+    /// The number of this worker's last published change.
+    private let published = Atomic<UInt64>(0)
     private let logger: Logger
 
     struct Connections {
@@ -187,7 +194,7 @@ public final class RedisStore: CacheStore, Sendable {
             var arguments = [Array("SET".utf8), entryKey(key), RedisEntryCodec.encode(entry)]
             if let expiry = expiryMs(of: entry) { arguments += [Array("PX".utf8), Array(String(expiry).utf8)] }
             send(operation, arguments) { _ in
-                self.publish(.key(key))
+                self.publish(.stored, .key(key), tags: entry.tags)
                 return .done
             }
         case .put(let entry, let key):
@@ -196,26 +203,26 @@ public final class RedisStore: CacheStore, Sendable {
                 [Array("EVAL".utf8), Array(RedisTagScripts.store.utf8), Array(String(1 + tags.count).utf8), entryKey(key)]
                 + tags.map(tagKey) + [RedisEntryCodec.encode(entry), Array((expiryMs(of: entry).map(String.init) ?? "").utf8), Array(key.utf8)]
             send(operation, arguments) { _ in
-                self.publish(.key(key))
+                self.publish(.stored, .key(key), tags: tags)
                 return .done
             }
         case .remove(.key(let key)):
             send(operation, [Array("DEL".utf8), entryKey(key)]) { reply in
-                self.publish(.key(key))
-                if case .integer(let count) = reply, count > 0 { return .keys([key]) }
-                return .keys([])
+                let dropped = if case .integer(let count) = reply { count > 0 } else { false }
+                self.publish(.invalidated, .key(key), changedSomething: dropped)
+                return .keys(dropped ? [key] : [])
             }
         case .remove(.prefix(let prefix)):
-            scan(prefix: prefix, cursor: "0", found: [], operation: operation)
+            scan(prefix: prefix, cursor: "0", found: [], deleted: 0, operation: operation)
         case .remove(.tag(let tag)):
             let arguments = [
                 Array("EVAL".utf8), Array(RedisTagScripts.invalidate.utf8), Array("1".utf8), tagKey(tag), Self.entryPrefix,
                 Array(tag.utf8),
             ]
             send(operation, arguments) { reply in
-                self.publish(.tag(tag))
-                guard case .array(let members) = reply else { return .keys([]) }
-                return .keys(members.compactMap(\.text))
+                let keys = if case .array(let members) = reply { members.compactMap(\.text) } else { [String]() }
+                self.publish(.invalidated, .tag(tag), changedSomething: !keys.isEmpty)
+                return .keys(keys)
             }
         case .remove(.path), .remove(.pathPrefix):
             operation.finish(.refused("the Redis store takes keys, prefixes and tags; paths are the coordinator's to resolve"))
@@ -261,17 +268,24 @@ public final class RedisStore: CacheStore, Sendable {
         operation.finish(.unavailable(reason))
     }
 
+    /// Marks the changes published from now on as made through the coordinator `origin`.
+    package func adopt(origin: String) {
+        self.origin.withLock { $0 = origin }
+    }
+
     /// Publishes a change for the other workers (best effort: a worker that misses it empties
-    /// its memory when its subscription comes back).
-    func publish(_ target: InvalidateMessage.Target) {
-        let (kind, text) = switch target {
-        case .key(let key): ("k", key)
-        case .prefix(let prefix): ("p", prefix)
-        case .tag(let tag): ("t", tag)
-        case .path, .pathPrefix: ("", "")
-        }
-        guard !kind.isEmpty else { return }
-        connections.value.commands.send([Array("PUBLISH".utf8), Array(channel.utf8), Array("\(sender)\n\(kind)\n\(text)".utf8)]) { _ in }
+    /// its memory when its subscription comes back), as a ``StoreChangeNote``: an
+    /// invalidation that dropped nothing is published too (other workers' memory may hold
+    /// what Redis no longer does), marked as having changed nothing.
+    func publish(
+        _ event: SharedChangeMessage.Event, _ target: InvalidateMessage.Target, tags: [String] = [],
+        changedSomething: Bool = true
+    ) {
+        let note = StoreChangeNote(
+            sender: sender, sequence: published.add(1, ordering: .relaxed).newValue, origin: origin.withLock { $0 },
+            event: event, target: target, tags: tags, changedSomething: changedSomething)
+        guard let payload = note.payload else { return }
+        connections.value.commands.send([Array("PUBLISH".utf8), Array(channel.utf8), Array(payload.utf8)]) { _ in }
     }
 
     /// A message on the subscription: another worker's change, or the subscription's
@@ -283,15 +297,8 @@ public final class RedisStore: CacheStore, Sendable {
             figures.withLock { $0.subscribed = true }
             report(.mayHaveMissedChanges)
         case "message":
-            guard let payload = parts[2].text else { return }
-            let fields = payload.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3, fields[0] != sender[...] else { return }
-            switch fields[1] {
-            case "k": report(.changed(.key(String(fields[2]))))
-            case "p": report(.changed(.prefix(String(fields[2]))))
-            case "t": report(.changed(.tag(String(fields[2]))))
-            default: return
-            }
+            guard let payload = parts[2].text, let note = StoreChangeNote(payload: payload), note.sender != sender else { return }
+            report(.changed(note))
             figures.withLock { $0.notifications += 1 }
         default:
             break
