@@ -19,8 +19,10 @@ struct WatchCommand: AsyncParsableCommand {
             to, then one line per change: stored, refreshed or invalidated, and what it \
             concerns; "overflow" when changes were lost because this command read too slowly. \
             With --json each line is a JSON object. Runs until interrupted, or until --count \
-            changes were printed. Exits 1 when the target does not resolve or the coordinator \
-            refuses the watch, 2 when it cannot be reached or goes away.
+            changes were printed; when the coordinator goes away it reconnects and watches on \
+            (an "overflow" line marks what may have been missed meanwhile). Exits 1 when the \
+            target does not resolve or the coordinator refuses the watch (also after a \
+            reconnection), 2 when the coordinator cannot be reached at the start.
             """
     )
 
@@ -98,8 +100,8 @@ struct WatchCommand: AsyncParsableCommand {
         let finished = count.map { printed >= $0 } ?? false
         await client.close()
         if !finished {
-            printToStandardError("monarch watch: the coordinator closed the connection")
-            throw ExitCode(2)
+            printToStandardError("monarch watch: the coordinator no longer takes the watch (after a reconnection)")
+            throw ExitCode.failure
         }
     }
 
