@@ -25,7 +25,7 @@ struct ClientReconnectTests {
             #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
 
             let get = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=get", policy: .noCache)) }
-            let post = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=post", method: "POST")) }
+            let post = Task { await outcome(client, Request(path: "api/slow?ms=10000&name=post", method: "POST")) }
             try await eventually("both requests in flight") {
                 try await cluster.status().typed.requestsInFlight == 2
             }
