@@ -149,9 +149,15 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
 
     /// The `host:port` of a request's upstream URL, lowercased; `""` for a request with none.
     static func upstreamHost(of request: Request) -> String {
-        guard let upstream = request.route.upstream, let start = upstream.range(of: "://")?.upperBound else { return "" }
-        let rest = upstream[start...]
-        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.lowercased()
+        guard let upstream = request.route.upstream?.utf8 else { return "" }
+        var index = upstream.startIndex
+        while index < upstream.endIndex, !upstream[index...].starts(with: "://".utf8) { index = upstream.index(after: index) }
+        guard index < upstream.endIndex else { return "" }
+        let host = upstream[upstream.index(index, offsetBy: 3)...].prefix {
+            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        }
+        // Host names are ASCII (IDNs travel as punycode): only A-Z fold.
+        return String(decoding: host.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// A worker with a slot reserved for `request` (for upstream `host`), waiting in turn while

@@ -16,7 +16,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// Adds a value for `name`: a new field, or joined to the field of that name with ", ".
     public mutating func add(_ name: String, _ value: String) {
-        let key = name.lowercased()
+        let key = name.asciiLowercased
         if let position = index[key] {
             fields[position].value += ", " + value
         } else {
@@ -28,16 +28,16 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// The value of the field named `name` in any case, or nil; setting nil removes the field,
     /// setting a value replaces it (keeping the name's first spelling).
     public subscript(name: String) -> String? {
-        get { index[name.lowercased()].map { fields[$0].value } }
+        get { index[name.asciiLowercased].map { fields[$0].value } }
         set {
-            let key = name.lowercased()
+            let key = name.asciiLowercased
             if let position = index[key] {
                 if let newValue {
                     fields[position].value = newValue
                 } else {
                     fields.remove(at: position)
                     index = [:]
-                    for (offset, field) in fields.enumerated() { index[field.name.lowercased()] = offset }
+                    for (offset, field) in fields.enumerated() { index[field.name.asciiLowercased] = offset }
                 }
             } else if let newValue {
                 add(name, newValue)

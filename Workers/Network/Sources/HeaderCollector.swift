@@ -33,12 +33,20 @@ struct HeaderCollector {
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return false }
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self)
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]), as: UTF8.self).trimmingSpaces
+        let value = String(decoding: Self.trimmingSpaces(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])), as: UTF8.self)
         headers.add(name, value)
-        if name.count == 14, name.lowercased() == "content-length" {
+        if colon == 14, name.utf8.elementsEqualIgnoringASCIICase("content-length".utf8) {
             contentLength = Int(value)
         }
         return true
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs.
+    private static func trimmingSpaces(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return UnsafeRawBufferPointer(rebasing: bytes[0..<0]) }
+        return UnsafeRawBufferPointer(rebasing: bytes[first...last])
     }
 
     /// The status code in a status line such as `HTTP/1.1 200 OK` or `HTTP/2 304`.

@@ -39,19 +39,18 @@ public enum HeaderForwarding {
     /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for). Names
     /// are lowercase, whatever case the upstream used (as HTTP/2 sends them).
     public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?) -> [String: String] {
-        var headers = headers
-        let named = headers["connection"]?.split(separator: ",").map { $0.trimmingCharacters(in: " \t") } ?? []
-        for name in hopByHop.union(named.map { $0.lowercased() }) where headers[name] != nil {
-            headers[name] = nil
-        }
-        if headers["content-encoding"] != nil {
-            headers["content-encoding"] = nil
-            headers["content-length"] = bodyLength.map(String.init)
-        }
+        let named = Set(headers["connection"]?.split(separator: ",").map { $0.trimmingCharacters(in: " \t").asciiLowercased } ?? [])
+        let decoded = headers["content-encoding"] != nil
         var lowercased: [String: String] = [:]
         lowercased.reserveCapacity(headers.fields.count)
         // HTTPHeaders holds each name once, compared without case: lowercasing joins nothing.
-        for field in headers.fields { lowercased[field.name.lowercased()] = field.value }
+        for field in headers.fields {
+            let name = field.name.asciiLowercased
+            if hopByHop.contains(name) || named.contains(name) { continue }
+            if decoded && (name == "content-encoding" || name == "content-length") { continue }
+            lowercased[name] = field.value
+        }
+        if decoded, let bodyLength { lowercased["content-length"] = String(bodyLength) }
         return lowercased
     }
 
