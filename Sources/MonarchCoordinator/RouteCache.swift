@@ -1,12 +1,13 @@
 import Monarch
 import MonarchRouter
+import Synchronization
 
 /// The parsed, encoded and routed form of request paths seen lately, so a path asked for again
 /// and again (a hot resource) is parsed and routed once. Bounded: at most ``capacity`` paths of
-/// at most ``longestPath`` bytes; when full it starts afresh. Loop thread only.
-final class RouteCache: @unchecked Sendable {
+/// at most ``longestPath`` bytes; when full it starts afresh. Safe from any thread.
+final class RouteCache: Sendable {
     /// What a path came to.
-    struct Entry {
+    struct Entry: Sendable {
         /// The path, parsed.
         var path: ResourcePath
         /// `path.encoded`.
@@ -19,7 +20,7 @@ final class RouteCache: @unchecked Sendable {
     let capacity: Int
     /// The longest path kept, in bytes.
     let longestPath: Int
-    private var entries: [String: Entry] = [:]
+    private let entries = Mutex<[String: Entry]>([:])
 
     init(capacity: Int = 4096, longestPath: Int = 512) {
         self.capacity = capacity
@@ -27,15 +28,18 @@ final class RouteCache: @unchecked Sendable {
     }
 
     /// Paths kept now.
-    var count: Int { entries.count }
+    var count: Int { entries.withLock { $0.count } }
 
     /// What `text` comes to, from the cache or by `parse` (whose errors are thrown, and not kept).
     func entry(for text: String, parse: (String) throws(ChainError) -> Entry) throws(ChainError) -> Entry {
-        if let entry = entries[text] { return entry }
+        if let entry = entries.withLock({ $0[text] }) { return entry }
+        // Parsed outside the lock: a path parsed twice at once is kept once, either way alike.
         let entry = try parse(text)
         guard text.utf8.count <= longestPath else { return entry }
-        if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-        entries[text] = entry
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[text] = entry
+        }
         return entry
     }
 }

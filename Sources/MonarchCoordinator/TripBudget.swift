@@ -1,18 +1,24 @@
+import Synchronization
+
 /// When a trip down the chain must be over: the deadline of its longest-waiting waiter. It
 /// only grows (a waiter that leaves early does not shorten the others' wait; the trip ends
-/// when its last waiter leaves). Loop thread only.
-final class TripBudget: @unchecked Sendable {
-    /// The end; nil for no deadline.
-    private(set) var end: ContinuousClock.Instant?
+/// when its last waiter leaves). Safe from any thread.
+final class TripBudget: Sendable {
+    private let storedEnd: Mutex<ContinuousClock.Instant?>
 
     /// A budget ending at `end`.
     init(end: ContinuousClock.Instant?) {
-        self.end = end
+        storedEnd = Mutex(end)
     }
+
+    /// The end; nil for no deadline.
+    var end: ContinuousClock.Instant? { storedEnd.withLock { $0 } }
 
     /// Moves the end to `later` if that is later.
     func extend(to later: ContinuousClock.Instant) {
-        if let end, end < later { self.end = later }
+        storedEnd.withLock { end in
+            if let current = end, current < later { end = later }
+        }
     }
 
     /// Whether the end is now later than `earlier` (by more than a few milliseconds, so clock
