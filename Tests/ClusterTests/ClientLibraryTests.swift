@@ -114,6 +114,12 @@ struct ClientLibraryTests {
 
             cluster.up.signal(SIGSTOP)
             defer { cluster.up.signal(SIGCONT) }
+            try await eventually("the coordinator to stop", every: .milliseconds(1)) { processIsStopped(cluster.up.pid) }
+            // Sent at once, so it is in flight when the heartbeats give up (three silent
+            // intervals, 600 ms); sent later it would find the link already closed.
+            let beatingCall = Task {
+                await monarchError { () async throws(MonarchError) in try await beating.perform(Request(path: "docs/other.txt")) }
+            }
             let late = await monarchError { () async throws(MonarchError) in
                 try await quiet.perform(Request(path: "docs/hello.txt", deadline: .milliseconds(300)))
             }
@@ -125,9 +131,7 @@ struct ClientLibraryTests {
 
             // Without retries, the GET in flight ends with the link the heartbeats gave up on,
             // long before its 30 s deadline.
-            let lost = try await within(20, "the heartbeats to give up") {
-                await monarchError { () async throws(MonarchError) in try await beating.perform(Request(path: "docs/other.txt")) }
-            }
+            let lost = try await within(20, "the heartbeats to give up") { await beatingCall.value }
             guard case .transport(let transport)? = lost else {
                 Issue.record("expected a lost connection, got \(String(describing: lost))")
                 return

@@ -24,7 +24,8 @@ struct ClientReconnectTests {
             defer { Task { await client.close() } }
             #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
 
-            let get = Task { await outcome(client, Request(path: "api/slow?ms=1500&name=get", policy: .noCache)) }
+            // Slow enough to be still in flight however long a loaded machine takes to see both.
+            let get = Task { await outcome(client, Request(path: "api/slow?ms=6000&name=get", policy: .noCache)) }
             let post = Task { await outcome(client, Request(path: "api/slow?ms=10000&name=post", method: "POST")) }
             try await eventually("both requests in flight") {
                 try await cluster.status().typed.requestsInFlight == 2

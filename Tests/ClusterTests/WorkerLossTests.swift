@@ -13,7 +13,9 @@ import Testing
 struct WorkerLossTests {
     @Test("SIGKILL a worker mid-request: the request is retried, answered once; a replacement registers")
     func workerKilledMidRequest() async throws {
-        try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "1s")) { cluster in
+        // Every answer takes 4 s: long enough that the request is still in flight when a loaded
+        // machine's status poll finds the worker holding it.
+        try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "4s")) { cluster in
             let observer = try await cluster.connect()
             defer { Task { await observer.close() } }
             let before = try await cluster.status(via: observer)

@@ -98,6 +98,15 @@ func processIsGone(_ pid: Int32) -> Bool {
     return state == "Z" || state == "X"
 }
 
+/// Whether the process `pid` is stopped (by SIGSTOP): a signal takes effect a moment after
+/// it is sent, and a process may still answer in that moment.
+func processIsStopped(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return false }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).prefix(1) == "T"
+}
+
 /// Whether `pid` is a running Monarch worker, `monarch-KIND-worker` (guards against killing a
 /// reused pid).
 func isMonarchWorker(_ pid: Int32) -> Bool {

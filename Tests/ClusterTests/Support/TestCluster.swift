@@ -197,9 +197,11 @@ final class TestCluster: Sendable {
     static func with<T: Sendable>(
         _ options: ClusterOptions = ClusterOptions(), _ body: (TestCluster) async throws -> T
     ) async throws -> T {
-        let cluster = try await start(options)
-        defer { cluster.destroy() }
-        return try await body(cluster)
+        try await ClusterGate.inTurn {
+            let cluster = try await start(options)
+            defer { cluster.destroy() }
+            return try await body(cluster)
+        }
     }
 
     /// A new client connection (closed by the caller), with `options` and the cluster's token.
