@@ -223,10 +223,15 @@ public final class Coordinator: @unchecked Sendable {
             await syncMetrics(sync)
             return registry.emitToBuffer()
         }
-        try endpoint.start()
+        let bound = endpoint.assumeIsolated { endpoint in
+            Result { () throws(UVError) in
+                try endpoint.start()
+                return endpoint.boundAddress
+            }
+        }
+        metricsAddress = try bound.get()
         metricsEndpoint = endpoint
-        metricsAddress = endpoint.boundAddress
-        logger.info("metrics at http://\(endpoint.boundAddress.map { "\($0)".replacingOccurrences(of: "tcp:", with: "") } ?? "?")/metrics")
+        logger.info("metrics at http://\(metricsAddress.map { "\($0)".replacingOccurrences(of: "tcp:", with: "") } ?? "?")/metrics")
     }
 
     /// Raises the descriptor limit, and warns when the connection caps could use more
@@ -411,7 +416,7 @@ public final class Coordinator: @unchecked Sendable {
         maintenance = nil
         heartbeat?.close()
         heartbeat = nil
-        metricsEndpoint?.close()
+        metricsEndpoint?.assumeIsolated { $0.close() }
         metricsEndpoint = nil
         for listener in listeners { listener.close() }
         listeners.removeAll()

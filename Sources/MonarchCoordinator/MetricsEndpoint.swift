@@ -5,13 +5,17 @@ import MonarchWire
 /// Serves metrics in Prometheus's text format over HTTP/1.1: `GET /metrics` only, one request
 /// per connection (as scrapers make them), the request line and headers within 8 KiB and
 /// 5 seconds, at most 16 scrapes at once. With a token, every scrape must carry
-/// `Authorization: Bearer TOKEN`. Loop thread only, except ``close()``.
-final class MetricsEndpoint: @unchecked Sendable {
+/// `Authorization: Bearer TOKEN`.
+///
+/// An actor isolated to its loop: its state is touched only on the loop's thread, which the
+/// compiler checks; libuv's callbacks, which run there, enter through `assumeIsolated`.
+actor MetricsEndpoint {
     /// The address as bound (a `tcp:…:0` shows the chosen port).
     private(set) var boundAddress: SocketAddress?
     private let address: SocketAddress
     private let token: String?
-    private let loop: EventLoop
+    /// The loop whose thread the endpoint lives on.
+    nonisolated let loop: EventLoop
     private let logger: Logger
     private let render: @Sendable () async -> [UInt8]
     private var listener: Listener?
@@ -32,11 +36,16 @@ final class MetricsEndpoint: @unchecked Sendable {
         self.render = render
     }
 
-    /// Listens. Loop thread only.
+    /// Runs the endpoint's jobs on its loop's thread.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    /// Listens.
     ///
     /// - Throws: ``UVError`` when the address cannot be bound.
     func start() throws(UVError) {
-        let listener = try Listener(address: address, on: loop) { [unowned self] stream in accept(stream) }
+        let listener = try Listener(address: address, on: loop) { [unowned self] stream in
+            assumeIsolated { $0.accept(stream) }
+        }
         boundAddress = listener.boundAddress
         self.listener = listener
     }
@@ -56,7 +65,7 @@ final class MetricsEndpoint: @unchecked Sendable {
         timer?.start(afterMs: 5000) { stream.close() }
         stream.onEnd = { [unowned self] _ in
             timer?.close()
-            open -= 1
+            assumeIsolated { $0.open -= 1 }
         }
         stream.onRead = { [unowned self] bytes in
             guard !answered else { return }
