@@ -23,9 +23,12 @@ extension Coordinator {
                         + "(heartbeat \(interval.wholeMilliseconds) ms)")
                 unresponsiveWorkers += 1
                 pool.takeOutOfRotation(worker)
-                if let supervisor, supervisor.slot(named: worker.id) != nil {
+                let killed = supervisor?.assumeIsolated { supervisor in
+                    guard supervisor.slotState(named: worker.id) != nil else { return false }
                     supervisor.kill(worker.id)
-                } else {
+                    return true
+                } ?? false
+                if !killed {
                     worker.connection.close()
                 }
             }

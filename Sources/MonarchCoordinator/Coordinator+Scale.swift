@@ -3,6 +3,7 @@ import Monarch
 import MonarchLoop
 import MonarchConfig
 import MonarchWire
+import Synchronization
 
 // `scale`: local pools grow and shrink at runtime; a shrinking pool drains first.
 extension Coordinator {
@@ -23,11 +24,12 @@ extension Coordinator {
             return failure(.invalidRequest, "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run")
         }
         let kind = message.kind
-        let exits = ExitWatch(supervisor)
+        let exits = await ExitWatch.start(supervisor)
         let change: Supervisor.ScaleChange
         do {
-            change = try supervisor.scale(kind, to: message.count)
+            change = try await supervisor.scale(kind, to: message.count)
         } catch {
+            await exits.end()
             return failure(.invalidRequest, error.message)
         }
         logger.info("scaling \(kind): \(change.previous) → \(message.count)")
@@ -44,26 +46,30 @@ extension Coordinator {
         while true {
             let pool = pools[kind]
             let registered = Set(pool?.connected.map(\.id) ?? [])
-            if let failed = change.started.first(where: { exits.exited.contains($0) && !registered.contains($0) }) {
+            let exited = exits.exited
+            if let failed = change.started.first(where: { exited.contains($0) && !registered.contains($0) }) {
+                await exits.end()
                 return failure(.unavailable, "\(failed) exited before it registered (its log says why); scaled to \(message.count) nonetheless")
             }
             for name in change.leaving where !stopRequested.contains(name) {
                 let worker = pool?.workers.first { $0.id == name }
                 if worker?.isIdle ?? true {
                     stopRequested.insert(name)
-                    supervisor.stop(name)
+                    await supervisor.stop(name)
                 }
             }
             let allRegistered = change.started.allSatisfy(registered.contains)
-            let allGone = change.leaving.allSatisfy { supervisor.slot(named: $0) == nil }
-            if allRegistered && allGone { break }
+            let stillHere = await supervisor.present(change.leaving)
+            if allRegistered && stillHere.isEmpty { break }
             if ContinuousClock.now - start > scaleTimeout {
-                let missing = change.started.filter { !registered.contains($0) } + change.leaving.filter { supervisor.slot(named: $0) != nil }
+                let missing = change.started.filter { !registered.contains($0) } + stillHere
+                await exits.end()
                 return failure(.unavailable, "not done within \(scaleTimeout): \(missing.joined(separator: ", ")) (scaled to \(message.count) nonetheless)")
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        let local = Set(supervisor.pool(kind)?.slots.map(\.name) ?? [])
+        await exits.end()
+        let local = Set(await supervisor.poolState(kind)?.slots.map(\.name) ?? [])
         let remote = pools[kind]?.connected.filter { !local.contains($0.id) }.count ?? 0
         let report = ScaleReport(
             kind: kind, count: message.count, previous: change.previous, started: change.started,
@@ -72,21 +78,27 @@ extension Coordinator {
     }
 }
 
-/// The names of the workers that exit while a scale waits (chained to the supervisor's own
-/// observer, restored when the watch ends).
-private final class ExitWatch {
-    private(set) var exited: Set<String> = []
-    private unowned let supervisor: Supervisor
-    private let previous: ((String, ChildProcess.Exit) -> Void)?
+/// The names of the workers that exit while a scale waits, until ``end()``.
+private final class ExitWatch: Sendable {
+    private let names = Mutex<Set<String>>([])
+    private let supervisor: Supervisor
+    private let observer = Mutex(0)
 
-    init(_ supervisor: Supervisor) {
-        self.supervisor = supervisor
-        self.previous = supervisor.onExit
-        supervisor.onExit = { [unowned self, previous] name, exit in
-            exited.insert(name)
-            previous?(name, exit)
-        }
+    private init(_ supervisor: Supervisor) { self.supervisor = supervisor }
+
+    /// Starts watching `supervisor`'s workers exit.
+    static func start(_ supervisor: Supervisor) async -> ExitWatch {
+        let watch = ExitWatch(supervisor)
+        let id = await supervisor.addExitObserver { name in watch.names.withLock { _ = $0.insert(name) } }
+        watch.observer.withLock { $0 = id }
+        return watch
     }
 
-    deinit { supervisor.onExit = previous }
+    /// The workers that exited since the watch began.
+    var exited: Set<String> { names.withLock { $0 } }
+
+    /// Stops watching.
+    func end() async {
+        await supervisor.removeExitObserver(observer.withLock { $0 })
+    }
 }

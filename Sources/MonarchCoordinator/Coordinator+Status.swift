@@ -10,14 +10,14 @@ extension Coordinator {
         var poolReports: [StatusReport.Pool] = []
         for kind in pools.keys.sorted() {
             let pool = pools[kind]!
-            let supervised = supervisor?.pool(kind)
+            let supervised = supervisor?.assumeIsolated { $0.poolState(kind) }
             let localNames = Set(supervised?.slots.map(\.name) ?? [])
             for worker in pool.workers {
-                let slot = supervisor?.slot(named: worker.id)
+                let slot = supervised?.slots.first { $0.name == worker.id }
                 let local = localNames.contains(worker.id)
                 let state: StatusReport.Worker.State =
                     worker.isUnresponsive ? .unresponsive : worker.isDraining || slot?.leaving == true ? .draining : .ready
-                let pid = slot?.process.map { Int($0.pid) } ?? worker.hello.pid
+                let pid = slot?.pid.map { Int($0) } ?? worker.hello.pid
                 workers.append(StatusReport.Worker(
                     id: worker.id, kind: kind, local: local, pid: pid, name: worker.hello.name, state: state,
                     inFlight: worker.outstanding.count, capacity: worker.capacity, forwarded: worker.forwarded,
@@ -29,15 +29,15 @@ extension Coordinator {
             let registered = Set(pool.workers.map(\.id))
             for slot in supervised?.slots ?? [] where !registered.contains(slot.name) {
                 let state: StatusReport.Worker.State =
-                    supervised?.failure != nil ? .stopped : slot.process == nil ? .restarting : .starting
-                let pid = slot.process.map { Int($0.pid) }
+                    supervised?.failure != nil ? .stopped : slot.pid == nil ? .restarting : .starting
+                let pid = slot.pid.map { Int($0) }
                 workers.append(StatusReport.Worker(
                     id: slot.name, kind: kind, local: true, pid: pid, name: slot.name, state: state, inFlight: 0,
                     capacity: 0, forwarded: 0, answered: 0, failures: 0, forgotten: 0, restarts: slot.restarts,
                     uptimeMs: Int((now - slot.startedAt).wholeMilliseconds), rssBytes: pid.flatMap(Self.residentBytes)))
             }
             let live = pool.serving.count
-            let desired = supervised?.settings == nil ? nil : supervised?.desired
+            let desired = supervised?.launchesWorkers == true ? supervised?.desired : nil
             let state: StatusReport.Pool.State
             if let failure = supervised?.failure {
                 poolReports.append(StatusReport.Pool(kind: kind, desired: desired, live: live, state: .failed, reason: failure))

@@ -91,7 +91,7 @@ public final class LocalCluster: Sendable {
         // Workers exit once their connections close: tell the supervisor first, so it does not
         // take that for a crash.
         try? await loop.submit {
-            supervisor.stopping = true
+            supervisor.assumeIsolated { $0.stopping = true }
             coordinator.close()
         }
         await supervisor.stopAll(grace: .seconds(5))
@@ -153,9 +153,11 @@ public final class LocalCluster: Sendable {
                 logLevel: logLevel)
         }
         coordinator.supervisor = supervisor
-        let launches = supervisor.initialLaunches
-        supervisor.onStartupExit = { launch, exit in
-            stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
+        let launches = supervisor.assumeIsolated { supervisor in
+            supervisor.onStartupExit = { launch, exit in
+                stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
+            }
+            return supervisor.initialLaunches
         }
         let expected = Set(launches.map(\.name))
         var registered: Set<String> = []
@@ -163,10 +165,12 @@ public final class LocalCluster: Sendable {
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
         coordinator.onWorkerRegistered = { [announce] info in
             registered.insert(info.id)
-            if !supervisor.started, expected.isSubset(of: registered) {
+            let nowStarted = expected.isSubset(of: registered) && supervisor.assumeIsolated { supervisor in
+                guard !supervisor.started else { return false }
                 supervisor.started = true
-                announce(readyLine)
+                return true
             }
+            if nowStarted { announce(readyLine) }
         }
         var signals: [LoopSignal] = []
         do {
@@ -183,7 +187,7 @@ public final class LocalCluster: Sendable {
             throw ClusterError("cannot watch signals: \(error)")
         }
         do {
-            try supervisor.launchAll()
+            try supervisor.assumeIsolated { supervisor in Result { () throws(ClusterError) in try supervisor.launchAll() } }.get()
         } catch {
             // Some workers may have started: `run` stops them, closes the signals and the
             // coordinator as at any stop, then throws this, so no process or handle is left.
@@ -191,7 +195,7 @@ public final class LocalCluster: Sendable {
             return (coordinator, supervisor, signals)
         }
         if launches.isEmpty {
-            supervisor.started = true
+            supervisor.assumeIsolated { $0.started = true }
             announce(readyLine)
         }
         return (coordinator, supervisor, signals)

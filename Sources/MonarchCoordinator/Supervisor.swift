@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import MonarchConfig
 import MonarchLoop
+import Synchronization
 
 /// Starts the local worker processes and keeps each pool at its desired size.
 ///
@@ -15,8 +16,12 @@ import MonarchLoop
 /// with ``scale(_:to:)``; a worker chosen to go is stopped by the caller once it has drained.
 /// Workers keep their names (`bundle-2` stays `bundle-2` across restarts, and a cache worker
 /// its file). Workers run in sessions of their own, so a terminal's Ctrl-C reaches only
-/// `monarch up`, which drains before it stops them. Loop thread only.
-final class Supervisor: @unchecked Sendable {
+/// `monarch up`, which drains before it stops them.
+///
+/// An actor isolated to its loop: its state is touched only on the loop's thread, which the
+/// compiler checks; libuv's callbacks and the coordinator's loop code enter through
+/// `assumeIsolated`, and what leaves is a ``PoolState`` or ``SlotState`` snapshot.
+actor Supervisor {
     /// One local worker: its name, and the process running it, if any.
     final class Slot {
         let launch: WorkerLaunch
@@ -58,6 +63,32 @@ final class Supervisor: @unchecked Sendable {
         }
     }
 
+    /// A local worker as it is now.
+    struct SlotState: Sendable {
+        /// Its name (`bundle-2`).
+        var name: String
+        /// The process running it, if one does.
+        var pid: Int32?
+        /// Starts after the first.
+        var restarts: Int
+        /// When its process last started.
+        var startedAt: ContinuousClock.Instant
+        /// Chosen to go (scale-down).
+        var leaving: Bool
+    }
+
+    /// A pool of local workers as it is now.
+    struct PoolState: Sendable {
+        /// Whether the configuration starts its workers (a kind without settings only dials in).
+        var launchesWorkers: Bool
+        /// Workers wanted.
+        var desired: Int
+        /// Why the pool was given up on, once it was.
+        var failure: String?
+        /// Its workers, in ordinal order (leaving ones until they exit).
+        var slots: [SlotState]
+    }
+
     /// What a scale changed.
     struct ScaleChange: Sendable {
         /// Workers wanted before.
@@ -68,7 +99,8 @@ final class Supervisor: @unchecked Sendable {
         var leaving: [String]
     }
 
-    let loop: EventLoop
+    /// The loop whose thread the supervisor lives on.
+    nonisolated let loop: EventLoop
     private let logger: Logger
     private let environment: [String: String]?
     let policy: RestartPolicy
@@ -78,14 +110,18 @@ final class Supervisor: @unchecked Sendable {
     private var kinds: [String] = []
     /// Whether the workers are being stopped: exits are then expected, not restarted.
     var stopping = false
-    /// Told when a worker exits while the cluster is still starting (its launch failed). Loop thread.
-    var onStartupExit: ((WorkerLaunch, ChildProcess.Exit) -> Void)?
-    /// Told about every exit of a worker, by name. Loop thread.
-    var onExit: ((String, ChildProcess.Exit) -> Void)?
+    /// Told when a worker exits while the cluster is still starting (its launch failed).
+    var onStartupExit: (@Sendable (WorkerLaunch, ChildProcess.Exit) -> Void)?
+    /// Told about every exit of a worker, by name.
+    private var exitObservers: [Int: @Sendable (String) -> Void] = [:]
+    private var nextExitObserver = 0
     /// Whether every worker has registered once; before that an exit is a failed start.
     var started = false
     /// Looks every few seconds for workers that are neither running nor due to restart.
     private var watchdog: LoopTimer?
+
+    /// Runs the supervisor's jobs on its loop's thread.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// A supervisor of the pools of `configuration`, starting workers with `makeLaunch` (a
     /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`.
@@ -131,24 +167,65 @@ final class Supervisor: @unchecked Sendable {
             }
         }
         if let timer = try? LoopTimer(on: loop) {
-            timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in restartMissing() }
+            timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in assumeIsolated { $0.restartMissing() } }
             watchdog = timer
         }
     }
 
     // MARK: What runs
 
+    /// The local worker called `name`, as it is now, if the supervisor runs one by that name.
+    func slotState(named name: String) -> SlotState? {
+        slot(named: name).map(Self.state(of:))
+    }
+
+    /// Those of `names` the supervisor still runs (or waits to restart).
+    func present(_ names: [String]) -> [String] {
+        names.filter { slot(named: $0) != nil }
+    }
+
+    /// The pool of `kind`, as it is now, if the configuration has one.
+    func poolState(_ kind: String) -> PoolState? {
+        pools[kind].map { pool in
+            PoolState(
+                launchesWorkers: pool.settings != nil, desired: pool.desired, failure: pool.failure,
+                slots: pool.slots.map(Self.state(of:)))
+        }
+    }
+
+    private static func state(of slot: Slot) -> SlotState {
+        SlotState(
+            name: slot.name, pid: slot.process?.pid, restarts: slot.restarts, startedAt: slot.startedAt, leaving: slot.leaving)
+    }
+
+    /// Calls `observer` with the name of every worker that exits from now on, until
+    /// ``removeExitObserver(_:)`` with the number returned.
+    func addExitObserver(_ observer: @escaping @Sendable (String) -> Void) -> Int {
+        nextExitObserver += 1
+        exitObservers[nextExitObserver] = observer
+        return nextExitObserver
+    }
+
+    /// Stops calling the observer numbered `id`.
+    func removeExitObserver(_ id: Int) {
+        exitObservers[id] = nil
+    }
+
+    /// The slot `id` stands for, while one of the pools holds it (libuv's callbacks carry
+    /// identifiers, not the slots themselves, out of the supervisor's isolation).
+    private func slot(withID id: ObjectIdentifier) -> Slot? {
+        for kind in kinds { if let slot = pools[kind]!.slots.first(where: { ObjectIdentifier($0) == id }) { return slot } }
+        return nil
+    }
+
     /// The local worker called `name`, if the supervisor runs one by that name.
-    func slot(named name: String) -> Slot? {
+    private func slot(named name: String) -> Slot? {
         for kind in kinds { if let slot = pools[kind]!.slots.first(where: { $0.name == name }) { return slot } }
         return nil
     }
 
     /// The pools, in configuration order.
-    var allPools: [Pool] { kinds.map { pools[$0]! } }
-
-    /// The pool of `kind`, if the configuration has one.
-    func pool(_ kind: String) -> Pool? { pools[kind] }
+    private var allPools: [Pool] { kinds.map { pools[$0]! } }
 
     /// The process ids of the running workers, by worker name.
     var pids: [String: Int32] {
@@ -215,10 +292,14 @@ final class Supervisor: @unchecked Sendable {
         process.signal(SIGTERM)
         guard let timer = try? LoopTimer(on: loop) else { return }
         slot.killTimer = timer
-        timer.start(afterMs: grace.wholeMilliseconds) { [unowned slot] in
-            timer.close()
-            slot.killTimer = nil
-            if slot.process === process { process.signal(SIGKILL) }
+        let id = ObjectIdentifier(slot)
+        timer.start(afterMs: grace.wholeMilliseconds) { [unowned self] in
+            assumeIsolated { supervisor in
+                timer.close()
+                guard let slot = supervisor.slot(withID: id) else { return }
+                slot.killTimer = nil
+                if slot.process === process { process.signal(SIGKILL) }
+            }
         }
     }
 
@@ -243,7 +324,11 @@ final class Supervisor: @unchecked Sendable {
             slot.process = try ChildProcess(
                 executable: slot.launch.executable, arguments: slot.launch.arguments, environment: environment,
                 newSession: true, on: loop
-            ) { [unowned self, unowned slot] exit in exited(slot, exit) }
+            ) { [unowned self, id = ObjectIdentifier(slot)] exit in
+                assumeIsolated { supervisor in
+                    if let slot = supervisor.slot(withID: id) { supervisor.exited(slot, exit) }
+                }
+            }
             logger.debug("started \(slot.name) (pid \(slot.process!.pid))")
         } catch {
             throw ClusterError("cannot start \(slot.launch.executable): \(error)")
@@ -252,7 +337,7 @@ final class Supervisor: @unchecked Sendable {
 
     private func exited(_ slot: Slot, _ exit: ChildProcess.Exit) {
         slot.process = nil
-        onExit?(slot.name, exit)
+        for observer in exitObservers.values { observer(slot.name) }
         if slot.leaving {
             logger.info("\(slot.name) \(exit) (scaled down)")
             return remove(slot)
@@ -294,20 +379,25 @@ final class Supervisor: @unchecked Sendable {
             return
         }
         slot.restartTimer = timer
-        timer.start(afterMs: delay.wholeMilliseconds) { [unowned self, unowned slot] in
-            timer.close()
-            slot.restartTimer = nil
-            guard !stopping, !slot.leaving, slot.process == nil, pools[slot.launch.kind]?.failure == nil else { return }
-            do {
-                try launch(slot)
-            } catch {
-                scheduleRestart(of: slot, because: "could not start (\(error))")
+        timer.start(afterMs: delay.wholeMilliseconds) { [unowned self, id = ObjectIdentifier(slot)] in
+            assumeIsolated { supervisor in
+                timer.close()
+                guard let slot = supervisor.slot(withID: id) else { return }
+                slot.restartTimer = nil
+                guard !supervisor.stopping, !slot.leaving, slot.process == nil,
+                    supervisor.pools[slot.launch.kind]?.failure == nil
+                else { return }
+                do {
+                    try supervisor.launch(slot)
+                } catch {
+                    supervisor.scheduleRestart(of: slot, because: "could not start (\(error))")
+                }
             }
         }
     }
 
     /// Schedules a restart of every worker that is neither running nor waiting for one (its
-    /// last restart could not even be scheduled). Loop thread only.
+    /// last restart could not even be scheduled).
     func restartMissing() {
         guard started, !stopping else { return }
         for pool in allPools where pool.failure == nil {
@@ -318,29 +408,24 @@ final class Supervisor: @unchecked Sendable {
     }
 
     /// Stops every worker: waits up to `grace` for them to exit by themselves (they do once
-    /// the coordinator closes their connections), then sends SIGTERM, then SIGKILL. Any task.
+    /// the coordinator closes their connections), then sends SIGTERM, then SIGKILL.
     func stopAll(grace: Duration) async {
-        try? await loop.submit { [self] in
-            stopping = true
-            watchdog?.close()
-            watchdog = nil
-            for pool in allPools {
-                for slot in pool.slots {
-                    slot.restartTimer?.close()
-                    slot.restartTimer = nil
-                }
+        stopping = true
+        watchdog?.close()
+        watchdog = nil
+        for pool in allPools {
+            for slot in pool.slots {
+                slot.restartTimer?.close()
+                slot.restartTimer = nil
             }
         }
         for (signal, wait) in [(Int32(0), grace), (SIGTERM, Duration.seconds(2)), (SIGKILL, Duration.seconds(5))] {
             if signal != 0 {
-                loop.execute { [self] in
-                    for pool in allPools { for slot in pool.slots { slot.process?.signal(signal) } }
-                }
+                for pool in allPools { for slot in pool.slots { slot.process?.signal(signal) } }
             }
             let start = ContinuousClock.now
             while ContinuousClock.now - start < wait {
-                let running = (try? await loop.submit { [self] in allPools.contains { $0.slots.contains { $0.process != nil } } }) ?? false
-                if !running { return }
+                if !allPools.contains(where: { $0.slots.contains { $0.process != nil } }) { return }
                 try? await Task.sleep(for: .milliseconds(20))
             }
         }
