@@ -5,6 +5,7 @@ import Glibc
 import Monarch
 import MonarchClient
 import MonarchWire
+import TestOrigins
 import Testing
 
 /// The client library against a real coordinator with real workers: typed answers and each
@@ -171,7 +172,7 @@ struct ClientLibraryTests {
 
     @Test("TCP with a host name and a token: the name resolves, a missing or wrong token is refused")
     func tcpWithToken() async throws {
-        let port = UInt16.random(in: 20_000...40_000)
+        let port = UInt16(try freeLocalPort())
         try await TestCluster.with(ClusterOptions(token: "s3cret", tcpPort: port)) { cluster in
             let address = SocketAddress.tcp(host: "localhost", port: port)
             let client = try await within(20, "connecting over TCP") {
