@@ -32,7 +32,7 @@ extension Coordinator {
     func unwatch(_ message: UnwatchMessage, for client: Int) -> WireMessage {
         loop.preconditionInEventLoop()
         let removed = watches.remove(WatchRef(client: client, watch: message.watch))
-        clients[client]?.assumeIsolated { $0.forgetWatch(message.watch) }
+        clients[client]?.forgetWatch(message.watch)
         return .result(ResultMessage(id: message.id, data: ["removed": .bool(removed)]))
     }
 
@@ -43,9 +43,8 @@ extension Coordinator {
         let refs = watches.watches(storedUnder: key, tags: tags)
         guard !refs.isEmpty else { return }
         for ref in refs {
-            let event = ChangedMessage(
-                watch: ref.watch, event: refreshed ? .refreshed : .stored, key: key, tags: tags.isEmpty ? nil : tags)
-            clients[ref.client]?.assumeIsolated { $0.deliver(event) }
+            clients[ref.client]?.deliver(ChangedMessage(
+                watch: ref.watch, event: refreshed ? .refreshed : .stored, key: key, tags: tags.isEmpty ? nil : tags))
         }
     }
 
@@ -65,8 +64,7 @@ extension Coordinator {
                 case .tag(let tag): event.tag = tag
                 case .path, .pathPrefix: continue
                 }
-                let ready = event
-                clients[ref.client]?.assumeIsolated { $0.deliver(ready) }
+                clients[ref.client]?.deliver(event)
             }
         }
     }
