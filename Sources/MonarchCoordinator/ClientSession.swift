@@ -21,12 +21,16 @@ import MonarchWire
 ///   (the kernel, then the client, waits); an exchange's deadline counts from its arrival;
 /// - a client that still leaves more than ``Configuration/Limits/clientQueueBytes`` and a frame
 ///   unread is not reading at all: its connection is closed.
-/// Loop thread only.
-final class ClientSession: @unchecked Sendable {
+///
+/// An actor isolated to its connection's loop: its state is touched only on the loop's
+/// thread, which the compiler checks; the connection's callbacks and the coordinator's loop
+/// code enter through `assumeIsolated`.
+actor ClientSession {
     /// The coordinator's serial number for this client (its turn in the queues).
-    let id: Int
-    let connection: FrameConnection
-    private unowned let coordinator: Coordinator
+    nonisolated let id: Int
+    /// The client's connection.
+    nonisolated let connection: FrameConnection
+    private nonisolated unowned let coordinator: Coordinator
     private var calls: [MessageID: Task<Void, Never>] = [:]
     /// Exchanges read and not started yet, in arrival order.
     private var waiting: Deque<(id: MessageID, answer: @Sendable (ContinuousClock.Instant) async -> WireMessage, arrived: ContinuousClock.Instant)> = []
@@ -46,20 +50,25 @@ final class ClientSession: @unchecked Sendable {
         self.connection = connection
         self.coordinator = coordinator
         self.outbox = WatchOutbox(limit: coordinator.limits.watchEvents)
-        connection.onMessage = { [unowned self] message in received(message) }
-        connection.onEnd = { [self] _ in ended() }
+        connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
+        connection.onEnd = { [self] _ in assumeIsolated { $0.ended() } }
         // Back-pressure: no new requests are read while answers wait to be taken; waiting
         // exchanges start once they were.
         connection.stream.onWritabilityChanged = { [unowned self] writable in
-            if writable {
-                flushWatchEvents()
-                connection.resume()
-                startWaiting()
-            } else {
-                connection.pause()
+            assumeIsolated { session in
+                if writable {
+                    session.flushWatchEvents()
+                    session.connection.resume()
+                    session.startWaiting()
+                } else {
+                    session.connection.pause()
+                }
             }
         }
     }
+
+    /// Runs the session's jobs on its connection's loop.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { connection.loop.asUnownedSerialExecutor() }
 
     /// Exchanges of this client in flight or waiting to start.
     var callsInFlight: Int { calls.count + waiting.count }
@@ -181,15 +190,20 @@ final class ClientSession: @unchecked Sendable {
             waiting.removeFirst()
             waitingIDs.remove(next.id)
             let (id, answer, arrived) = next
-            calls[id] = Task(executorPreference: connection.loop) { [self] in
-                let reply = await answer(arrived)
-                calls[id] = nil
-                lastActivity = .now
-                coordinator.exchangeFinished()
-                send(reply)
-                startWaiting()
-            }
+            calls[id] = Task(executorPreference: connection.loop) { [self] in await exchange(id, answer, arrived: arrived) }
         }
+    }
+
+    /// Runs one exchange and sends its answer (the task of call `id`).
+    private func exchange(
+        _ id: MessageID, _ answer: @Sendable (ContinuousClock.Instant) async -> WireMessage, arrived: ContinuousClock.Instant
+    ) async {
+        let reply = await answer(arrived)
+        calls[id] = nil
+        lastActivity = .now
+        coordinator.exchangeFinished()
+        send(reply)
+        startWaiting()
     }
 
     private func unsupported(_ id: MessageID, _ what: String) -> WireMessage {

@@ -22,7 +22,7 @@ extension Coordinator {
         }
         for (domain, count) in statistics.cacheHits { sync.count("monarch_cache_hits_total", [("domain", domain)], total: count) }
         for (domain, count) in statistics.cacheMisses { sync.count("monarch_cache_misses_total", [("domain", domain)], total: count) }
-        sync.count("monarch_coalesced_joins_total", total: flights.joined)
+        sync.count("monarch_coalesced_joins_total", total: await flights.joined)
         sync.count("monarch_write_backs_total", [("result", "stored")], total: cachePools.map(\.stores).reduce(0, +))
         sync.count("monarch_write_backs_total", [("result", "failed")], total: cachePools.map(\.storeFailures).reduce(0, +))
         sync.count("monarch_write_backs_total", [("result", "skipped")], total: cachePools.map(\.storesSkipped).reduce(0, +))

@@ -58,11 +58,12 @@ extension Coordinator {
                 hitRatio: figures.requests == 0 ? 0 : Double(figures.hits) / Double(figures.requests),
                 p50Ms: figures.p50, p99Ms: figures.p99, p999Ms: figures.p999)
         }
+        let trips = flights.assumeIsolated { $0.figures }
         return StatusReport(
             version: MonarchRelease.version, uptimeMs: Int((now - startedAt).wholeMilliseconds), pools: poolReports,
             workers: workers, domains: domains, clients: clients.count, requestsInFlight: requestsInFlight,
             answersBySource: statistics.answersBySource, failuresByCode: statistics.failuresByCode,
-            tripsStarted: flights.started, tripsJoined: flights.joined, joinersAskedAlone: flights.askedAlone,
+            tripsStarted: trips.started, tripsJoined: trips.joined, joinersAskedAlone: trips.askedAlone,
             waitingForWorkers: pools.values.reduce(0) { $0 + $1.waitingCount }, overloaded: overloadedRequests,
             connectionsRefused: refusedConnections, slowReadersClosed: slowReadersClosed,
             idleClientsClosed: idleClientsClosed, unresponsiveWorkers: unresponsiveWorkers, draining: draining,

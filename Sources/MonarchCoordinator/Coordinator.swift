@@ -353,12 +353,14 @@ public final class Coordinator: @unchecked Sendable {
     private func maintain() {
         let now = ContinuousClock.now
         for client in clients.values {
-            if client.isIdle(now: now, timeout: limits.idleTimeout) {
+            let timeout = limits.idleTimeout
+            let (idle, stalled) = client.assumeIsolated { ($0.isIdle(now: now, timeout: timeout), $0.isStalled(now: now, timeout: timeout)) }
+            if idle {
                 idleClientsClosed += 1
                 logger.debug("closing client \(client.id): nothing received for \(limits.idleTimeout) and nothing in flight")
                 // Not after its writes: a client silent this long may never read them.
                 client.connection.close()
-            } else if client.isStalled(now: now, timeout: limits.idleTimeout) {
+            } else if stalled {
                 slowReadersClosed += 1
                 peerLog.log(
                     .warning, "closing client \(client.id): it took none of its answers for \(limits.idleTimeout)", to: logger)

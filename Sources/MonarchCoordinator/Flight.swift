@@ -1,12 +1,14 @@
 import Monarch
 import MonarchLoop
+import Synchronization
 
 /// One trip down the chain, shared by every identical read that arrives while it is under
 /// way. Each waiter keeps its own deadline and may leave on its own (cancel, deadline); the
 /// trip is cancelled when its last waiter leaves. The answer goes to every waiter only when it
 /// could be kept for all of them (``Response/mayBeShared``); otherwise only the waiter that
-/// started the trip gets it, and the others are told to ask alone. Loop thread only.
-final class Flight: @unchecked Sendable {
+/// started the trip gets it, and the others are told to ask alone. A flight's state belongs to
+/// its ``FlightTable`` and is touched only in the table's isolation.
+final class Flight {
     /// What one waiter gets.
     enum Outcome: Sendable {
         /// The trip's result (or this waiter's own deadline or cancellation).
@@ -16,85 +18,41 @@ final class Flight: @unchecked Sendable {
         case notShared
     }
 
-    private struct Waiter {
+    struct Waiter {
         var continuation: CheckedContinuation<Outcome, Never>
         var timer: LoopTimer?
         var startedTheTrip: Bool
     }
 
-    let loop: EventLoop
+    /// The table's number for the flight, which libuv's callbacks and the trip's task carry.
+    let id: Int
+    /// The key identical reads share it under, if any.
+    let key: String?
     /// The misses and failures so far, listed when a waiter's deadline passes.
-    private(set) var attempts: [ProviderAttempt] = []
-    private var waiters: [Int: Waiter] = [:]
-    private var nextWaiter = 0
-    private var result: Result<Response, ChainError>?
-    private var task: Task<Void, Never>?
-    /// Called once when the flight has finished or been abandoned.
-    private let onFinish: (Flight) -> Void
+    let attempts = AttemptLog()
+    var waiters: [Int: Waiter] = [:]
+    var nextWaiter = 0
+    /// Waiters enlisted and not answered yet, whether or not they wait already: the trip is
+    /// abandoned only when this falls to zero.
+    var interested = 0
+    var result: Result<Response, ChainError>?
+    var task: Task<Void, Never>?
     /// The providers the trip asks, in order: the one after the last attempt is being asked.
-    private let asked: [String]
+    let asked: [String]
     /// How long the trip may run: as long as its longest-waiting waiter.
-    private let budget: TripBudget
+    let budget: TripBudget
 
-    /// Starts the trip: `request` down `providers`, within `request.deadline` (the trip's
-    /// budget), on behalf of `client` (whose share of the workers the trip uses).
-    init(
-        request: Request, providers: [any RequestProvider], work: ChainWork, client: Int, loop: EventLoop,
-        onFinish: @escaping (Flight) -> Void
-    ) {
-        self.loop = loop
-        self.onFinish = onFinish
-        self.asked = ProviderChain.asked(for: request, from: providers).map(\.name)
-        let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
+    init(id: Int, key: String?, asked: [String], budget: TripBudget) {
+        self.id = id
+        self.key = key
+        self.asked = asked
         self.budget = budget
-        task = Task(executorPreference: loop) { [self] in
-            let trip = WorkerPool.Trip(start: .now, budget: budget, client: client)
-            let result: Result<Response, ChainError> = await WorkerPool.$trip.withValue(trip) {
-                do throws(ChainError) {
-                    return .success(try await ProviderChain.perform(
-                        request, along: providers, refreshes: work.refreshes, background: work.background
-                    ) { attempts.append($0) })
-                } catch {
-                    return .failure(error)
-                }
-            }
-            complete(with: result)
-        }
-    }
-
-    /// The trip's result, or this waiter's own deadline or cancellation, whichever comes first.
-    /// The first waiter is the one that started the trip; a later one with more time extends
-    /// the trip's budget to its own deadline.
-    func wait(deadline: Duration) async -> Outcome {
-        loop.preconditionInEventLoop()
-        let waiter = nextWaiter
-        nextWaiter += 1
-        budget.extend(to: .now + deadline)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if let result {
-                    continuation.resume(returning: outcome(of: result, startedTheTrip: waiter == 0))
-                } else if Task.isCancelled {
-                    continuation.resume(returning: .answered(.failure(cancelled())))
-                    // The trip may have been started for this waiter alone.
-                    abandonIfUnwanted()
-                } else {
-                    let timer = try? LoopTimer(on: loop)
-                    waiters[waiter] = Waiter(continuation: continuation, timer: timer, startedTheTrip: waiter == 0)
-                    timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
-                        leave(waiter, with: .failure(deadlinePassed(deadline)))
-                    }
-                }
-            }
-        } onCancel: {
-            loop.execute { [self] in leave(waiter, with: .failure(cancelled())) }
-        }
     }
 
     /// What a waiter gets of `result`: all of it when it started the trip, or when the answer
     /// may be shared; otherwise the instruction to ask alone. Failures carry no private data
     /// and are shared.
-    private func outcome(of result: Result<Response, ChainError>, startedTheTrip: Bool) -> Outcome {
+    func outcome(of result: Result<Response, ChainError>, startedTheTrip: Bool) -> Outcome {
         if startedTheTrip { return .answered(result) }
         if case .success(let response) = result, !response.mayBeShared { return .notShared }
         return .answered(result)
@@ -102,8 +60,8 @@ final class Flight: @unchecked Sendable {
 
     /// The error of a waiter whose deadline passed: the attempts so far, and a `timeout` for
     /// the provider being asked.
-    private func deadlinePassed(_ deadline: Duration) -> ChainError {
-        var attempts = self.attempts
+    func deadlinePassed(_ deadline: Duration) -> ChainError {
+        var attempts = self.attempts.all
         if attempts.count < asked.count {
             attempts.append(ProviderAttempt(
                 provider: asked[attempts.count], outcome: .timeout,
@@ -112,40 +70,20 @@ final class Flight: @unchecked Sendable {
         return ChainError(.deadlineExceeded, "no answer within \(deadline.wholeMilliseconds) ms", attempts: attempts)
     }
 
-    private func cancelled() -> ChainError {
-        ChainError(.cancelled, "the request was cancelled", attempts: attempts)
+    func cancelled() -> ChainError {
+        ChainError(.cancelled, "the request was cancelled", attempts: attempts.all)
     }
+}
 
-    /// Answers one waiter early; the trip is abandoned when nobody waits for it any more.
-    private func leave(_ waiter: Int, with result: Result<Response, ChainError>) {
-        guard let left = waiters.removeValue(forKey: waiter) else { return }
-        left.timer?.close()
-        left.continuation.resume(returning: .answered(result))
-        abandonIfUnwanted()
-    }
+/// The attempts of a trip, written by the trip's task and read by its waiters.
+final class AttemptLog: Sendable {
+    private let attempts = Mutex<[ProviderAttempt]>([])
 
-    /// Cancels the trip when nobody waits for it any more.
-    private func abandonIfUnwanted() {
-        if waiters.isEmpty, result == nil, let task {
-            self.task = nil
-            task.cancel()
-            onFinish(self)
-        }
-    }
+    /// Adds `attempt`.
+    func append(_ attempt: ProviderAttempt) { attempts.withLock { $0.append(attempt) } }
 
-    private func complete(with result: Result<Response, ChainError>) {
-        self.result = result
-        let answered = waiters.values
-        waiters.removeAll()
-        for waiter in answered {
-            waiter.timer?.close()
-            waiter.continuation.resume(returning: outcome(of: result, startedTheTrip: waiter.startedTheTrip))
-        }
-        if task != nil {
-            task = nil
-            onFinish(self)
-        }
-    }
+    /// Every attempt so far, in order.
+    var all: [ProviderAttempt] { attempts.withLock { $0 } }
 }
 
 /// What every trip of the coordinator shares: the background refreshes under way (one per
@@ -162,10 +100,16 @@ struct ChainWork: Sendable {
 }
 
 /// The trips under way, by shared key: a read identical to one in flight joins it instead of
-/// starting another. Loop thread only.
-final class FlightTable: @unchecked Sendable {
-    let loop: EventLoop
-    private var flights: [String: Flight] = [:]
+/// starting another.
+///
+/// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
+/// which the compiler checks; libuv's timers and the trips' tasks enter by flight number.
+actor FlightTable {
+    /// The loop whose thread the table lives on.
+    nonisolated let loop: EventLoop
+    private var flights: [Int: Flight] = [:]
+    private var shared: [String: Int] = [:]
+    private var nextFlight = 0
     /// Requests that joined a trip already under way.
     private(set) var joined = 0
     /// Trips started.
@@ -173,27 +117,36 @@ final class FlightTable: @unchecked Sendable {
     /// Joiners that made a trip of their own because the shared answer was not for them.
     private(set) var askedAlone = 0
     /// What every trip shares.
-    let work: ChainWork
+    nonisolated let work: ChainWork
 
     init(loop: EventLoop, work: ChainWork) {
         self.loop = loop
         self.work = work
     }
 
+    /// Runs the table's jobs on its loop's thread.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
     /// Trips under way.
     var count: Int { flights.count }
+
+    /// The figures `status` reports: trips started, joined and asked alone.
+    var figures: (started: Int, joined: Int, askedAlone: Int) { (started, joined, askedAlone) }
 
     /// The chain's answer to `request` for `client`, within `deadline`, sharing the trip of an
     /// identical read in flight when `key` is given. A joiner whose shared answer may not be
     /// handed on (see ``Flight``) makes a trip of its own with the time it has left.
+    ///
+    /// Every decision (join or start, and which waiter is the trip's starter) is taken before
+    /// the first suspension: other requests run on the table while this one waits.
     func run(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
     ) async -> Result<Response, ChainError> {
-        loop.preconditionInEventLoop()
         let arrived = ContinuousClock.now
-        if let key, let underWay = flights[key] {
+        if let key, let id = shared[key], let underWay = flights[id] {
             joined += 1
-            switch await underWay.wait(deadline: deadline) {
+            let waiter = enlist(in: underWay, deadline: deadline)
+            switch await wait(for: underWay, as: waiter, deadline: deadline) {
             case .answered(let result):
                 return result
             case .notShared:
@@ -201,25 +154,145 @@ final class FlightTable: @unchecked Sendable {
                 let left = max(.zero, deadline - (ContinuousClock.now - arrived))
                 var alone = request
                 alone.deadline = left
-                return await start(alone, along: providers, key: nil, deadline: left, client: client)
+                let flight = start(alone, along: providers, key: nil, deadline: left, client: client)
+                return await answer(of: flight, deadline: left)
             }
         }
-        return await start(request, along: providers, key: key, deadline: deadline, client: client)
+        let flight = start(request, along: providers, key: key, deadline: deadline, client: client)
+        return await answer(of: flight, deadline: deadline)
     }
 
-    /// Starts a trip (shared under `key` when given) and waits for it as its first waiter.
-    private func start(
-        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
-    ) async -> Result<Response, ChainError> {
-        started += 1
-        let flight = Flight(request: request, providers: providers, work: work, client: client, loop: loop) {
-            [unowned self] finished in
-            if let key, flights[key] === finished { flights[key] = nil }
-        }
-        if let key { flights[key] = flight }
-        guard case .answered(let result) = await flight.wait(deadline: deadline) else {
+    /// The answer of the trip `flight`, to the waiter that started it.
+    private func answer(of flight: Flight, deadline: Duration) async -> Result<Response, ChainError> {
+        guard case .answered(let result) = await wait(for: flight, as: 0, deadline: deadline) else {
             preconditionFailure("the waiter that started a trip always gets its answer")
         }
         return result
+    }
+
+    /// Registers a new flight (under `key` when given, its starter enlisted as waiter 0) and
+    /// starts its trip.
+    private func start(
+        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
+    ) -> Flight {
+        started += 1
+        nextFlight += 1
+        let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
+        let flight = Flight(
+            id: nextFlight, key: key, asked: ProviderChain.asked(for: request, from: providers).map(\.name), budget: budget)
+        flights[flight.id] = flight
+        if let key { shared[key] = flight.id }
+        // The starter is waiter 0, whoever joins before it begins to wait.
+        _ = enlist(in: flight, deadline: deadline)
+        let (id, attempts, work) = (flight.id, flight.attempts, work)
+        flight.task = Task(executorPreference: loop) { [self] in
+            let result = await Self.fly(request, along: providers, work: work, budget: budget, client: client, attempts: attempts)
+            await complete(id, with: result)
+        }
+        return flight
+    }
+
+    /// A waiter's number in `flight` (0 for the one that started it), the trip's budget
+    /// extended to its `deadline`.
+    private func enlist(in flight: Flight, deadline: Duration) -> Int {
+        let waiter = flight.nextWaiter
+        flight.nextWaiter += 1
+        flight.interested += 1
+        flight.budget.extend(to: .now + deadline)
+        return waiter
+    }
+
+    /// The trip itself: `request` down `providers` within `budget`, on behalf of `client`
+    /// (whose share of the workers the trip uses).
+    private static func fly(
+        _ request: Request, along providers: [any RequestProvider], work: ChainWork, budget: TripBudget, client: Int,
+        attempts: AttemptLog
+    ) async -> Result<Response, ChainError> {
+        let trip = WorkerPool.Trip(start: .now, budget: budget, client: client)
+        return await WorkerPool.$trip.withValue(trip) {
+            do throws(ChainError) {
+                return .success(try await ProviderChain.perform(
+                    request, along: providers, refreshes: work.refreshes, background: work.background
+                ) { attempts.append($0) })
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// The trip's result, or this waiter's own deadline or cancellation, whichever comes first.
+    /// Waiter 0 is the one that started the trip.
+    private func wait(for flight: Flight, as waiter: Int, deadline: Duration) async -> Flight.Outcome {
+        let id = flight.id
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if let result = flight.result {
+                    flight.interested -= 1
+                    continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter == 0))
+                } else if Task.isCancelled {
+                    flight.interested -= 1
+                    continuation.resume(returning: .answered(.failure(flight.cancelled())))
+                    // The trip may have been started for this waiter alone.
+                    abandonIfUnwanted(flight)
+                } else {
+                    let timer = try? LoopTimer(on: loop)
+                    flight.waiters[waiter] = Flight.Waiter(continuation: continuation, timer: timer, startedTheTrip: waiter == 0)
+                    timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
+                        assumeIsolated { table in
+                            guard let flight = table.flights[id] else { return }
+                            table.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
+                        }
+                    }
+                }
+            }
+        } onCancel: {
+            loop.execute { [self] in
+                assumeIsolated { table in
+                    guard let flight = table.flights[id] else { return }
+                    table.leave(flight, waiter, with: .failure(flight.cancelled()))
+                }
+            }
+        }
+    }
+
+    /// Answers one waiter early; the trip is abandoned when nobody waits for it any more.
+    private func leave(_ flight: Flight, _ waiter: Int, with result: Result<Response, ChainError>) {
+        guard let left = flight.waiters.removeValue(forKey: waiter) else { return }
+        flight.interested -= 1
+        left.timer?.close()
+        left.continuation.resume(returning: .answered(result))
+        abandonIfUnwanted(flight)
+    }
+
+    /// Cancels the trip when nobody waits for it, or is about to, any more.
+    private func abandonIfUnwanted(_ flight: Flight) {
+        if flight.interested == 0, flight.result == nil, let task = flight.task {
+            flight.task = nil
+            task.cancel()
+            finished(flight)
+        }
+    }
+
+    /// Hands the trip's result to its waiters.
+    private func complete(_ id: Int, with result: Result<Response, ChainError>) {
+        guard let flight = flights[id] else { return }
+        flight.result = result
+        let answered = flight.waiters.values
+        flight.waiters.removeAll()
+        for waiter in answered {
+            flight.interested -= 1
+            waiter.timer?.close()
+            waiter.continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter.startedTheTrip))
+        }
+        if flight.task != nil {
+            flight.task = nil
+            finished(flight)
+        }
+    }
+
+    /// Forgets a flight that has finished or was abandoned.
+    private func finished(_ flight: Flight) {
+        flights[flight.id] = nil
+        if let key = flight.key, shared[key] == flight.id { shared[key] = nil }
     }
 }

@@ -32,7 +32,7 @@ extension Coordinator {
     func unwatch(_ message: UnwatchMessage, for client: Int) -> WireMessage {
         loop.preconditionInEventLoop()
         let removed = watches.remove(WatchRef(client: client, watch: message.watch))
-        clients[client]?.forgetWatch(message.watch)
+        clients[client]?.assumeIsolated { $0.forgetWatch(message.watch) }
         return .result(ResultMessage(id: message.id, data: ["removed": .bool(removed)]))
     }
 
@@ -43,8 +43,9 @@ extension Coordinator {
         let refs = watches.watches(storedUnder: key, tags: tags)
         guard !refs.isEmpty else { return }
         for ref in refs {
-            clients[ref.client]?.deliver(ChangedMessage(
-                watch: ref.watch, event: refreshed ? .refreshed : .stored, key: key, tags: tags.isEmpty ? nil : tags))
+            let event = ChangedMessage(
+                watch: ref.watch, event: refreshed ? .refreshed : .stored, key: key, tags: tags.isEmpty ? nil : tags)
+            clients[ref.client]?.assumeIsolated { $0.deliver(event) }
         }
     }
 
@@ -64,7 +65,8 @@ extension Coordinator {
                 case .tag(let tag): event.tag = tag
                 case .path, .pathPrefix: continue
                 }
-                clients[ref.client]?.deliver(event)
+                let ready = event
+                clients[ref.client]?.assumeIsolated { $0.deliver(ready) }
             }
         }
     }

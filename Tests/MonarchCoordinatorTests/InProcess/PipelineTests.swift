@@ -63,7 +63,7 @@ struct PipelineTests {
             }
             let trip = try await bundle.nextRequest()
             try await eventually("every request to join the trip") {
-                try await cluster.loop.submit { cluster.coordinator.flights.joined } == 8
+                await cluster.coordinator.flights.joined == 8
             }
             try await bundle.respond(trip.id, "shared")
             for (index, client) in clients.enumerated() {
