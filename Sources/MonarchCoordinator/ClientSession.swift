@@ -190,20 +190,23 @@ actor ClientSession {
             waiting.removeFirst()
             waitingIDs.remove(next.id)
             let (id, answer, arrived) = next
-            calls[id] = Task(executorPreference: connection.loop) { [self] in await exchange(id, answer, arrived: arrived) }
+            // The exchange runs outside the session's isolation, on the loop, and comes back
+            // into it synchronously to answer: no hop either way.
+            calls[id] = Task(executorPreference: connection.loop) { [self] in
+                finish(id, with: await answer(arrived))
+            }
         }
     }
 
-    /// Runs one exchange and sends its answer (the task of call `id`).
-    private func exchange(
-        _ id: MessageID, _ answer: @Sendable (ContinuousClock.Instant) async -> WireMessage, arrived: ContinuousClock.Instant
-    ) async {
-        let reply = await answer(arrived)
-        calls[id] = nil
-        lastActivity = .now
-        coordinator.exchangeFinished()
-        send(reply)
-        startWaiting()
+    /// Sends the answer of call `id` (from its task, on the loop).
+    private nonisolated func finish(_ id: MessageID, with reply: WireMessage) {
+        assumeIsolated { session in
+            session.calls[id] = nil
+            session.lastActivity = .now
+            session.coordinator.exchangeFinished()
+            session.send(reply)
+            session.startWaiting()
+        }
     }
 
     private func unsupported(_ id: MessageID, _ what: String) -> WireMessage {

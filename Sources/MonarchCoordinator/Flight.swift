@@ -103,11 +103,15 @@ struct ChainWork: Sendable {
 /// starting another.
 ///
 /// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
-/// which the compiler checks; libuv's timers and the trips' tasks enter by flight number.
+/// which the compiler checks. Requests enter from code running on the loop (a task preferring
+/// it) synchronously, through `assumeIsolated`, and wait outside the actor, so a waiter costs
+/// no hop; libuv's timers and the trips' tasks enter the same way, by flight number.
 actor FlightTable {
     /// The loop whose thread the table lives on.
     nonisolated let loop: EventLoop
+    /// The flights under way, and finished ones whose result an enlisted waiter has yet to take.
     private var flights: [Int: Flight] = [:]
+    /// The flight under way for each shared key.
     private var shared: [String: Int] = [:]
     private var nextFlight = 0
     /// Requests that joined a trip already under way.
@@ -127,7 +131,7 @@ actor FlightTable {
     /// Runs the table's jobs on its loop's thread.
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
-    /// Trips under way.
+    /// Flights under way (or finished, with a waiter yet to take the result).
     var count: Int { flights.count }
 
     /// The figures `status` reports: trips started, joined and asked alone.
@@ -135,46 +139,57 @@ actor FlightTable {
 
     /// The chain's answer to `request` for `client`, within `deadline`, sharing the trip of an
     /// identical read in flight when `key` is given. A joiner whose shared answer may not be
-    /// handed on (see ``Flight``) makes a trip of its own with the time it has left.
-    ///
-    /// Every decision (join or start, and which waiter is the trip's starter) is taken before
-    /// the first suspension: other requests run on the table while this one waits.
-    func run(
+    /// handed on (see ``Flight``) makes a trip of its own with the time it has left. Called
+    /// from a task running on the loop.
+    nonisolated func run(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
     ) async -> Result<Response, ChainError> {
         let arrived = ContinuousClock.now
-        if let key, let id = shared[key], let underWay = flights[id] {
-            joined += 1
-            let waiter = enlist(in: underWay, deadline: deadline)
-            switch await wait(for: underWay, as: waiter, deadline: deadline) {
-            case .answered(let result):
-                return result
-            case .notShared:
-                askedAlone += 1
-                let left = max(.zero, deadline - (ContinuousClock.now - arrived))
-                var alone = request
-                alone.deadline = left
-                let flight = start(alone, along: providers, key: nil, deadline: left, client: client)
-                return await answer(of: flight, deadline: left)
+        let place = enter(request, along: providers, key: key, deadline: deadline, client: client)
+        switch await wait(in: place.flight, as: place.waiter, deadline: deadline) {
+        case .answered(let result):
+            return result
+        case .notShared:
+            let left = max(.zero, deadline - (ContinuousClock.now - arrived))
+            var alone = request
+            alone.deadline = left
+            let own = startAlone(alone, along: providers, deadline: left, client: client)
+            guard case .answered(let result) = await wait(in: own, as: 0, deadline: left) else {
+                preconditionFailure("the waiter that started a trip always gets its answer")
             }
+            return result
         }
-        let flight = start(request, along: providers, key: key, deadline: deadline, client: client)
-        return await answer(of: flight, deadline: deadline)
     }
 
-    /// The answer of the trip `flight`, to the waiter that started it.
-    private func answer(of flight: Flight, deadline: Duration) async -> Result<Response, ChainError> {
-        guard case .answered(let result) = await wait(for: flight, as: 0, deadline: deadline) else {
-            preconditionFailure("the waiter that started a trip always gets its answer")
+    /// Joins the flight under way for `key`, or starts one: the flight's number and the
+    /// waiter's (0 for the one that started it).
+    private nonisolated func enter(
+        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
+    ) -> (flight: Int, waiter: Int) {
+        assumeIsolated { table in
+            if let key, let id = table.shared[key], let underWay = table.flights[id] {
+                table.joined += 1
+                return (id, table.enlist(in: underWay, deadline: deadline))
+            }
+            return (table.start(request, along: providers, key: key, deadline: deadline, client: client), 0)
         }
-        return result
     }
 
-    /// Registers a new flight (under `key` when given, its starter enlisted as waiter 0) and
-    /// starts its trip.
+    /// Starts a trip of its own for a joiner the shared answer was not for: its number.
+    private nonisolated func startAlone(
+        _ request: Request, along providers: [any RequestProvider], deadline: Duration, client: Int
+    ) -> Int {
+        assumeIsolated { table in
+            table.askedAlone += 1
+            return table.start(request, along: providers, key: nil, deadline: deadline, client: client)
+        }
+    }
+
+    /// Registers a new flight (under `key` when given, its starter enlisted as waiter 0),
+    /// starts its trip, and returns its number.
     private func start(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
-    ) -> Flight {
+    ) -> Int {
         started += 1
         nextFlight += 1
         let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
@@ -182,18 +197,16 @@ actor FlightTable {
             id: nextFlight, key: key, asked: ProviderChain.asked(for: request, from: providers).map(\.name), budget: budget)
         flights[flight.id] = flight
         if let key { shared[key] = flight.id }
-        // The starter is waiter 0, whoever joins before it begins to wait.
         _ = enlist(in: flight, deadline: deadline)
         let (id, attempts, work) = (flight.id, flight.attempts, work)
         flight.task = Task(executorPreference: loop) { [self] in
             let result = await Self.fly(request, along: providers, work: work, budget: budget, client: client, attempts: attempts)
-            await complete(id, with: result)
+            complete(id, with: result)
         }
-        return flight
+        return flight.id
     }
 
-    /// A waiter's number in `flight` (0 for the one that started it), the trip's budget
-    /// extended to its `deadline`.
+    /// A waiter's number in `flight`, the trip's budget extended to its `deadline`.
     private func enlist(in flight: Flight, deadline: Duration) -> Int {
         let waiter = flight.nextWaiter
         flight.nextWaiter += 1
@@ -221,35 +234,47 @@ actor FlightTable {
     }
 
     /// The trip's result, or this waiter's own deadline or cancellation, whichever comes first.
-    /// Waiter 0 is the one that started the trip.
-    private func wait(for flight: Flight, as waiter: Int, deadline: Duration) async -> Flight.Outcome {
-        let id = flight.id
-        return await withTaskCancellationHandler {
+    private nonisolated func wait(in flight: Int, as waiter: Int, deadline: Duration) async -> Flight.Outcome {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                if let result = flight.result {
-                    flight.interested -= 1
-                    continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter == 0))
-                } else if Task.isCancelled {
-                    flight.interested -= 1
-                    continuation.resume(returning: .answered(.failure(flight.cancelled())))
-                    // The trip may have been started for this waiter alone.
-                    abandonIfUnwanted(flight)
-                } else {
-                    let timer = try? LoopTimer(on: loop)
-                    flight.waiters[waiter] = Flight.Waiter(continuation: continuation, timer: timer, startedTheTrip: waiter == 0)
-                    timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
-                        assumeIsolated { table in
-                            guard let flight = table.flights[id] else { return }
-                            table.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
-                        }
-                    }
-                }
+                let cancelled = Task.isCancelled
+                assumeIsolated { $0.register(continuation, in: flight, as: waiter, deadline: deadline, cancelled: cancelled) }
             }
         } onCancel: {
             loop.execute { [self] in
                 assumeIsolated { table in
-                    guard let flight = table.flights[id] else { return }
+                    guard let flight = table.flights[flight] else { return }
                     table.leave(flight, waiter, with: .failure(flight.cancelled()))
+                }
+            }
+        }
+    }
+
+    /// Answers `continuation` at once when the trip is over or the waiter was cancelled;
+    /// otherwise keeps it, with a timer for its deadline.
+    private func register(
+        _ continuation: CheckedContinuation<Flight.Outcome, Never>, in id: Int, as waiter: Int, deadline: Duration,
+        cancelled: Bool
+    ) {
+        guard let flight = flights[id] else {
+            preconditionFailure("a flight stays while a waiter it enlisted has not taken its answer")
+        }
+        if let result = flight.result {
+            flight.interested -= 1
+            forgetIfDone(flight)
+            continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter == 0))
+        } else if cancelled {
+            flight.interested -= 1
+            continuation.resume(returning: .answered(.failure(flight.cancelled())))
+            // The trip may have been started for this waiter alone.
+            abandonIfUnwanted(flight)
+        } else {
+            let timer = try? LoopTimer(on: loop)
+            flight.waiters[waiter] = Flight.Waiter(continuation: continuation, timer: timer, startedTheTrip: waiter == 0)
+            timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
+                assumeIsolated { table in
+                    guard let flight = table.flights[id] else { return }
+                    table.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
                 }
             }
         }
@@ -269,30 +294,36 @@ actor FlightTable {
         if flight.interested == 0, flight.result == nil, let task = flight.task {
             flight.task = nil
             task.cancel()
-            finished(flight)
+            unshare(flight)
+            flights[flight.id] = nil
         }
     }
 
-    /// Hands the trip's result to its waiters.
-    private func complete(_ id: Int, with result: Result<Response, ChainError>) {
-        guard let flight = flights[id] else { return }
-        flight.result = result
-        let answered = flight.waiters.values
-        flight.waiters.removeAll()
-        for waiter in answered {
-            flight.interested -= 1
-            waiter.timer?.close()
-            waiter.continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter.startedTheTrip))
-        }
-        if flight.task != nil {
+    /// Hands the trip's result to its waiters (from the trip's task, on the loop).
+    private nonisolated func complete(_ id: Int, with result: Result<Response, ChainError>) {
+        assumeIsolated { table in
+            guard let flight = table.flights[id] else { return }
+            flight.result = result
             flight.task = nil
-            finished(flight)
+            table.unshare(flight)
+            let answered = flight.waiters.values
+            flight.waiters.removeAll()
+            for waiter in answered {
+                flight.interested -= 1
+                waiter.timer?.close()
+                waiter.continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter.startedTheTrip))
+            }
+            table.forgetIfDone(flight)
         }
     }
 
-    /// Forgets a flight that has finished or was abandoned.
-    private func finished(_ flight: Flight) {
-        flights[flight.id] = nil
+    /// Stops identical reads from joining `flight`.
+    private func unshare(_ flight: Flight) {
         if let key = flight.key, shared[key] == flight.id { shared[key] = nil }
+    }
+
+    /// Forgets a finished flight once every waiter it enlisted has taken its answer.
+    private func forgetIfDone(_ flight: Flight) {
+        if flight.result != nil, flight.interested == 0 { flights[flight.id] = nil }
     }
 }
