@@ -156,8 +156,8 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         let host = upstream[upstream.index(index, offsetBy: 3)...].prefix {
             $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
         }
-        // Host names are ASCII (IDNs travel as punycode): only A-Z fold.
-        return String(decoding: host.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        // Host names are ASCII (IDNs travel as punycode).
+        return String(decoding: host.map(\.asciiLowercased), as: UTF8.self)
     }
 
     /// A worker with a slot reserved for `request` (for upstream `host`), waiting in turn while

@@ -1,0 +1,22 @@
+/// Case folding for protocol text that is ASCII by definition (HTTP field names, host names):
+/// only `A`–`Z` change, so no Unicode tables are consulted.
+extension UInt8 {
+    /// The byte with `A`–`Z` folded to `a`–`z`; every other byte unchanged.
+    package var asciiLowercased: UInt8 { self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z") ? self | 0x20 : self }
+}
+
+extension String {
+    /// The string with `A`–`Z` turned into `a`–`z`; every other character unchanged. A string
+    /// already in lowercase is returned as it is.
+    package var asciiLowercased: String {
+        guard utf8.contains(where: { $0.asciiLowercased != $0 }) else { return self }
+        return String(decoding: utf8.map(\.asciiLowercased), as: UTF8.self)
+    }
+}
+
+extension Sequence<UInt8> {
+    /// Whether both hold the same bytes once `A`–`Z` are folded to `a`–`z`.
+    package func elementsEqualIgnoringASCIICase(_ other: some Sequence<UInt8>) -> Bool {
+        elementsEqual(other) { $0.asciiLowercased == $1.asciiLowercased }
+    }
+}
