@@ -23,12 +23,8 @@ extension Coordinator {
                         + "(heartbeat \(interval.wholeMilliseconds) ms)")
                 unresponsiveWorkers += 1
                 pool.takeOutOfRotation(worker)
-                let killed = supervisor?.assumeIsolated { supervisor in
-                    guard supervisor.slotState(named: worker.id) != nil else { return false }
-                    supervisor.kill(worker.id)
-                    return true
-                } ?? false
-                if !killed {
+                // A local worker is killed (and restarted); a remote one is let go.
+                if supervisor?.assumeIsolated({ $0.kill(worker.id) }) != true {
                     worker.connection.close()
                 }
             }

@@ -17,19 +17,28 @@ extension Coordinator {
     /// did not register in time (the others stay). Loop thread.
     func scale(_ message: ScaleMessage) async -> WireMessage {
         loop.preconditionInEventLoop()
+        guard let supervisor else {
+            return .failure(FailureMessage(id: message.id, error: ChainError(
+                .invalidRequest,
+                "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run"
+            ).detail))
+        }
+        let exits = await ExitWatch.start(supervisor)
+        let reply = await scale(message, with: supervisor, seeing: exits)
+        await exits.end()
+        return reply
+    }
+
+    /// ``scale(_:)`` once `exits` watches the supervisor's workers.
+    private func scale(_ message: ScaleMessage, with supervisor: Supervisor, seeing exits: ExitWatch) async -> WireMessage {
         func failure(_ code: ChainError.Code, _ text: String) -> WireMessage {
             .failure(FailureMessage(id: message.id, error: ChainError(code, text).detail))
         }
-        guard let supervisor else {
-            return failure(.invalidRequest, "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run")
-        }
         let kind = message.kind
-        let exits = await ExitWatch.start(supervisor)
         let change: Supervisor.ScaleChange
         do {
             change = try await supervisor.scale(kind, to: message.count)
         } catch {
-            await exits.end()
             return failure(.invalidRequest, error.message)
         }
         logger.info("scaling \(kind): \(change.previous) → \(message.count)")
@@ -48,7 +57,6 @@ extension Coordinator {
             let registered = Set(pool?.connected.map(\.id) ?? [])
             let exited = exits.exited
             if let failed = change.started.first(where: { exited.contains($0) && !registered.contains($0) }) {
-                await exits.end()
                 return failure(.unavailable, "\(failed) exited before it registered (its log says why); scaled to \(message.count) nonetheless")
             }
             for name in change.leaving where !stopRequested.contains(name) {
@@ -63,12 +71,10 @@ extension Coordinator {
             if allRegistered && stillHere.isEmpty { break }
             if ContinuousClock.now - start > scaleTimeout {
                 let missing = change.started.filter { !registered.contains($0) } + stillHere
-                await exits.end()
                 return failure(.unavailable, "not done within \(scaleTimeout): \(missing.joined(separator: ", ")) (scaled to \(message.count) nonetheless)")
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        await exits.end()
         let local = Set(await supervisor.poolState(kind)?.slots.map(\.name) ?? [])
         let remote = pools[kind]?.connected.filter { !local.contains($0.id) }.count ?? 0
         let report = ScaleReport(
@@ -79,26 +85,28 @@ extension Coordinator {
 }
 
 /// The names of the workers that exit while a scale waits, until ``end()``.
-private final class ExitWatch: Sendable {
-    private let names = Mutex<Set<String>>([])
-    private let supervisor: Supervisor
-    private let observer = Mutex(0)
+private struct ExitWatch: Sendable {
+    /// The names seen, filled by the supervisor's observer.
+    private final class Names: Sendable {
+        let seen = Mutex<Set<String>>([])
+    }
 
-    private init(_ supervisor: Supervisor) { self.supervisor = supervisor }
+    private let names: Names
+    private let supervisor: Supervisor
+    private let observer: Int
 
     /// Starts watching `supervisor`'s workers exit.
     static func start(_ supervisor: Supervisor) async -> ExitWatch {
-        let watch = ExitWatch(supervisor)
-        let id = await supervisor.addExitObserver { name in watch.names.withLock { _ = $0.insert(name) } }
-        watch.observer.withLock { $0 = id }
-        return watch
+        let names = Names()
+        let observer = await supervisor.addExitObserver { name in names.seen.withLock { _ = $0.insert(name) } }
+        return ExitWatch(names: names, supervisor: supervisor, observer: observer)
     }
 
     /// The workers that exited since the watch began.
-    var exited: Set<String> { names.withLock { $0 } }
+    var exited: Set<String> { names.seen.withLock { $0 } }
 
     /// Stops watching.
     func end() async {
-        await supervisor.removeExitObserver(observer.withLock { $0 })
+        await supervisor.removeExitObserver(observer)
     }
 }

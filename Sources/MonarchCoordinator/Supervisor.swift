@@ -174,11 +174,6 @@ actor Supervisor {
 
     // MARK: What runs
 
-    /// The local worker called `name`, as it is now, if the supervisor runs one by that name.
-    func slotState(named name: String) -> SlotState? {
-        slot(named: name).map(Self.state(of:))
-    }
-
     /// Those of `names` the supervisor still runs (or waits to restart).
     func present(_ names: [String]) -> [String] {
         names.filter { slot(named: $0) != nil }
@@ -226,13 +221,6 @@ actor Supervisor {
 
     /// The pools, in configuration order.
     private var allPools: [Pool] { kinds.map { pools[$0]! } }
-
-    /// The process ids of the running workers, by worker name.
-    var pids: [String: Int32] {
-        var pids: [String: Int32] = [:]
-        for pool in allPools { for slot in pool.slots { if let process = slot.process { pids[slot.name] = process.pid } } }
-        return pids
-    }
 
     // MARK: Scaling
 
@@ -303,9 +291,13 @@ actor Supervisor {
         }
     }
 
-    /// Kills `name` at once (it stopped answering); it is restarted as after any exit.
-    func kill(_ name: String) {
-        slot(named: name)?.process?.signal(SIGKILL)
+    /// Kills `name` at once (it stopped answering); it is restarted as after any exit. False
+    /// when the supervisor runs no worker by that name.
+    @discardableResult
+    func kill(_ name: String) -> Bool {
+        guard let slot = slot(named: name) else { return false }
+        slot.process?.signal(SIGKILL)
+        return true
     }
 
     private func remove(_ slot: Slot) {
