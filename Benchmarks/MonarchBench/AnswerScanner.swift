@@ -11,7 +11,8 @@ struct ScannedResponse {
     var status: Int
     /// The `source` field, when present.
     var source: String?
-    /// The body's length in bytes, computed from its base64 text (not decoded).
+    /// The body's length in bytes, computed from its base64 text (not decoded), or the length
+    /// of a raw body.
     var bodyBytes: Int
 }
 
@@ -25,7 +26,17 @@ struct ScannedResponse {
 enum AnswerScanner {
     /// The response in `payload`, or nil to leave the frame to the full decoder.
     static func scan(_ payload: [UInt8]) -> ScannedResponse? {
-        payload.withUnsafeBufferPointer { scan(bytes: $0) }
+        payload.withUnsafeBufferPointer { bytes in
+            // A raw-body payload (protocol section 2.1): 0x01, the JSON's length, the JSON, the body.
+            guard bytes.first == 0x01 else { return scan(bytes: bytes) }
+            guard bytes.count >= 5 else { return nil }
+            let jsonCount = Int(bytes[1]) << 24 | Int(bytes[2]) << 16 | Int(bytes[3]) << 8 | Int(bytes[4])
+            guard jsonCount <= bytes.count - 5, var response = scan(bytes: UnsafeBufferPointer(rebasing: bytes[5..<5 + jsonCount])) else {
+                return nil
+            }
+            response.bodyBytes = bytes.count - 5 - jsonCount
+            return response
+        }
     }
 
     private static func scan(bytes: UnsafeBufferPointer<UInt8>) -> ScannedResponse? {

@@ -16,7 +16,7 @@ final class BenchConnection {
     private var nextID: MessageID = 1
     /// When each request in flight was sent, by id (monotonic nanoseconds).
     private var sentAt: [MessageID: UInt64] = [:]
-    private let codec = MessageCodec()
+    private var codec = MessageCodec()
     private let deadlineMs: UInt64?
 
     init(shard: LoadShard, number: Int) {
@@ -51,7 +51,10 @@ final class BenchConnection {
                 frames.onEnd = { [weak self] end in self?.ended(end) }
                 frames.start()
                 do {
-                    try frames.send(.hello(Hello(role: .client, token: self.shard.plan.token, pid: Int(getpid()), name: "monarch-bench")))
+                    let plan = self.shard.plan
+                    try frames.send(.hello(Hello(
+                        role: .client, token: plan.token, pid: Int(getpid()), name: "monarch-bench",
+                        features: plan.rawBodies ? WireFeature.supported : nil)))
                 } catch {
                     self.handshakeFailed("hello: \(error)")
                 }
@@ -155,6 +158,8 @@ final class BenchConnection {
         switch try? codec.decode(payload) {
         case .welcome(let welcome)?:
             if let limit = welcome.maxFrameBytes { frames?.maxOutboundFrameBytes = limit }
+            codec.rawBodies = welcome.features?.contains(WireFeature.rawBodies) ?? false
+            frames?.rawBodies = codec.rawBodies
             welcomed = true
             shard.handshakeEnded(error: nil)
         case .error(let error)?:

@@ -48,6 +48,9 @@ public struct BenchPlan: Sendable {
     /// Event loops (threads) driving the connections; nil picks one per core, at most 2 and
     /// at most one per connection.
     public var loops: Int?
+    /// Whether the connections offer the `rawBodies` extension in their hello (bodies as raw
+    /// bytes after the JSON); false keeps every body in base64 inside the JSON.
+    public var rawBodies = true
     /// How long to wait, once the measured time is over, for the answers still expected
     /// before closing the connections.
     public var drainTimeout: Duration = .seconds(5)

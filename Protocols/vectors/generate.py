@@ -11,6 +11,8 @@ The file format is described in Protocols/README.md, "Test vectors".
 A vector is a byte stream built from parts:
   msg(obj)            a whole frame whose payload is obj as compact UTF-8 JSON; a decoder must yield obj
   raw(payload, obj)   a whole frame with a hand-written payload; a decoder must yield obj
+  rawbody(obj, body)  a whole raw-body frame (section 2.1): 0x01, the JSON's length, obj as compact
+                      JSON, then body; a decoder must yield obj with "body" holding body in base64
   bad(payload)        a whole frame with a payload that is a protocol error (the vector's error)
   data(bytes)         bytes put into the stream as they are: a bare header, a cut-off frame, ...
 A valid vector holds msg and raw parts only. An invalid vector names its error; its expected
@@ -61,6 +63,16 @@ def raw(payload, obj):
     return ("msg", framed(payload), obj)
 
 
+def rawbody_payload(obj, body):
+    """A raw-body payload: 0x01, the 4-byte length of obj's JSON, the JSON, then the body."""
+    json_part = compact(obj)
+    return b"\x01" + header(len(json_part)) + json_part + body
+
+
+def rawbody(obj, body):
+    return ("msg", framed(rawbody_payload(obj, body)), dict(obj, body=b64(body)))
+
+
 def bad(payload):
     return ("bad", framed(payload), None)
 
@@ -72,14 +84,14 @@ def data(stream_bytes):
 VECTORS = []
 
 
-def valid(name, description, *parts, max_frame_bytes=None):
+def valid(name, description, *parts, max_frame_bytes=None, raw_bodies=False):
     assert all(kind == "msg" for kind, _, _ in parts), name
-    VECTORS.append((name, description, parts, None, max_frame_bytes))
+    VECTORS.append((name, description, parts, None, max_frame_bytes, raw_bodies))
 
 
-def invalid(name, description, error, *parts, max_frame_bytes=None):
+def invalid(name, description, error, *parts, max_frame_bytes=None, raw_bodies=False):
     assert any(kind != "msg" for kind, _, _ in parts), name
-    VECTORS.append((name, description, parts, error, max_frame_bytes))
+    VECTORS.append((name, description, parts, error, max_frame_bytes, raw_bodies))
 
 
 def request_payload_of_size(size, id=1):
@@ -234,6 +246,27 @@ valid("id-limits", "The smallest and largest valid ids: 0 and 2^53 - 1.",
       msg({"type": "ping", "id": 0}),
       msg({"type": "request", "id": ID_MAX, "path": "users/1"}))
 
+# Raw-body payloads (section 2.1), on connections that agreed to rawBodies.
+valid("raw-body-response", "A response whose binary body (not valid UTF-8) follows its JSON as raw bytes.",
+      rawbody({"type": "response", "id": 7, "status": 200, "source": "cache",
+               "headers": {"content-type": "image/png"}, "ttlMs": 60000}, PNG_BYTES),
+      raw_bodies=True)
+valid("raw-body-request-and-store", "A PUT request and a store, each with a raw body.",
+      rawbody({"type": "request", "id": 3, "path": "notes/1", "method": "PUT",
+               "headers": {"content-type": "application/json"}}, b'{"text":"buy milk"}'),
+      rawbody({"type": "store", "id": 4, "key": "notes/1", "status": 200, "ttlMs": 1000, "tags": ["notes"]},
+              bytes(range(256))),
+      raw_bodies=True)
+valid("raw-body-empty", "A raw body of no bytes: the payload ends with the JSON; the body is empty, not absent.",
+      rawbody({"type": "response", "id": 5, "status": 204}, b""),
+      raw_bodies=True)
+valid("raw-body-mixed-with-json", "With rawBodies agreed, plain payloads still decode: a base64 body, a raw one, "
+      "a message without a body.",
+      msg({"type": "response", "id": 1, "status": 200, "body": b64(b"plain")}),
+      rawbody({"type": "response", "id": 2, "status": 200, "body": None}, b"raw \x00\xff"),
+      msg({"type": "ping", "id": 3}),
+      raw_bodies=True)
+
 # ---------------------------------------------------------------------------------------------
 # Invalid vectors: each has exactly one defect, named by its error.
 
@@ -374,6 +407,24 @@ invalid("attempt-outcome-unknown", "An attempt outcome that does not exist.", "i
             "code": "exhausted", "message": "no provider could answer",
             "attempts": [{"provider": "network", "outcome": "exploded"}]}})))
 
+RAW_OK = {"type": "response", "id": 9, "status": 200}
+invalid("raw-body-not-agreed", "A raw-body payload on a connection that did not agree to rawBodies.", "invalidJSON",
+        bad(rawbody_payload(RAW_OK, b"hi")))
+invalid("raw-body-short-header", "A raw-body payload cut inside its 5-byte header.", "invalidJSON",
+        bad(b"\x01\x00\x00"), raw_bodies=True)
+invalid("raw-body-json-length-zero", "A raw-body payload announcing 0 bytes of JSON.", "invalidJSON",
+        bad(b"\x01\x00\x00\x00\x00" + compact(RAW_OK)), raw_bodies=True)
+invalid("raw-body-json-length-past-end", "A raw-body payload announcing more JSON than it holds.", "invalidJSON",
+        bad(b"\x01" + header(len(compact(RAW_OK)) + 1) + compact(RAW_OK)), raw_bodies=True)
+invalid("raw-body-json-invalid-utf8", "The JSON of a raw-body payload is checked as any payload: bytes c0 af in it.",
+        "invalidUTF8",
+        bad(b"\x01" + header(len(b'{"type":"response","id":9,"status":200,"source":"\xc0\xaf"}'))
+            + b'{"type":"response","id":9,"status":200,"source":"\xc0\xaf"}' + b"body"), raw_bodies=True)
+invalid("raw-body-after-ping", "A raw body after a message that carries none.", "invalidField",
+        bad(rawbody_payload({"type": "ping", "id": 1}, b"x")), raw_bodies=True)
+invalid("raw-body-given-twice", "A body in the JSON and as raw bytes.", "invalidField",
+        bad(rawbody_payload(dict(RAW_OK, body=b64(b"one")), b"two")), raw_bodies=True)
+
 
 # ---------------------------------------------------------------------------------------------
 # Output
@@ -381,7 +432,15 @@ invalid("attempt-outcome-unknown", "An attempt outcome that does not exist.", "i
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
-def build_vector(name, description, parts, error, max_frame_bytes):
+def payload_message(payload):
+    """The message a payload's bytes say: its JSON, or for a raw-body payload its JSON with the body in base64."""
+    if payload[:1] != b"\x01":
+        return json.loads(payload.decode("utf-8"))
+    json_count = int.from_bytes(payload[1:5], "big")
+    return dict(json.loads(payload[5:5 + json_count].decode("utf-8")), body=b64(payload[5 + json_count:]))
+
+
+def build_vector(name, description, parts, error, max_frame_bytes, raw_bodies):
     assert NAME.match(name), f"{name}: names are kebab-case"
     limit = max_frame_bytes or DEFAULT_MAX_FRAME_BYTES
     stream = b"".join(part for _, part, _ in parts)
@@ -391,7 +450,7 @@ def build_vector(name, description, parts, error, max_frame_bytes):
             break
         payload = part[4:]
         # A readable expectation must say what the bytes say.
-        assert json.loads(payload.decode("utf-8")) == obj, f"{name}: payload and expectation differ"
+        assert payload_message(payload) == obj, f"{name}: payload and expectation differ"
         assert 0 < len(payload) <= limit, f"{name}: a message frame exceeds the limit"
         messages.append(obj)
     expect = {"messages": messages}
@@ -400,6 +459,8 @@ def build_vector(name, description, parts, error, max_frame_bytes):
     vector = {"name": name, "description": description, "hex": stream.hex(), "expect": expect}
     if max_frame_bytes is not None:
         vector["maxFrameBytes"] = max_frame_bytes
+    if raw_bodies:
+        vector["rawBodies"] = True
     return vector
 
 

@@ -71,6 +71,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Event loops driving the connections (default: one per core, at most 2).")
     var loops: Int?
 
+    @Flag(help: "Carry bodies in base64 inside the JSON (do not offer the rawBodies extension).")
+    var base64Bodies = false
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -114,11 +117,13 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let measured = try duration(self.duration, "--duration")
         guard measured > .zero else { throw ValidationError("--duration must be more than 0") }
-        return BenchPlan(
+        var plan = BenchPlan(
             address: address, token: token, connections: connections, inFlight: inFlight, duration: measured,
             warmup: try duration(warmup, "--warmup"), paths: paths, distinctQueries: distinctQueries, domain: domain,
             policy: policy, deadline: try deadline.map { try duration($0, "--deadline") }, bodyCheck: checked,
             loops: loops)
+        plan.rawBodies = !base64Bodies
+        return plan
     }
 
     func run() async throws {

@@ -64,9 +64,9 @@ final class ClientLink: Sendable {
         }
         defer { watchdog.cancel() }
         do {
-            try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()))))
+            try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()), features: WireFeature.supported)))
             switch try await connection.nextMessage() {
-            case .welcome: break
+            case .welcome(let welcome): try await connection.adopt(welcome)
             case .error(let error):
                 throw MonarchError.transport(.init(.cannotConnect, "\(address) refused: \(error.code.rawValue): \(error.message)"))
             case let other?:

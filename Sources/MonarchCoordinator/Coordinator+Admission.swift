@@ -63,10 +63,13 @@ extension Coordinator {
             guard case .hello(let hello) = message else { return }
             connection.maxInboundFrameBytes = limits.maxFrameBytes
             connection.maxOutboundFrameBytes = limits.maxFrameBytes
+            let features = WireFeature.agreed(to: hello.features)
             switch role {
-            case .client: admitClient(connection)
-            case .worker: admitWorker(connection, hello: hello)
+            case .client: admitClient(connection, features: features)
+            case .worker: admitWorker(connection, hello: hello, features: features)
             }
+            // Frames after the welcome may use what it agreed to.
+            connection.rawBodies = features.contains(WireFeature.rawBodies)
         }
         connection.start()
     }
@@ -131,12 +134,12 @@ extension Coordinator {
         return difference == 0 && a.count == b.count
     }
 
-    private func admitClient(_ connection: FrameConnection) {
+    private func admitClient(_ connection: FrameConnection, features: [String]) {
         let id = nextClient
         nextClient += 1
         let session = ClientSession(id: id, connection: connection, coordinator: self)
         clients[id] = session
-        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes)))
+        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, features: features.isEmpty ? nil : features)))
     }
 
     func clientLeft(_ session: ClientSession) {
@@ -144,7 +147,7 @@ extension Coordinator {
         watches.removeAll(of: session.id)
     }
 
-    private func admitWorker(_ connection: FrameConnection, hello: Hello) {
+    private func admitWorker(_ connection: FrameConnection, hello: Hello, features: [String]) {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
@@ -167,7 +170,7 @@ extension Coordinator {
         pool.add(worker)
         try? connection.send(.welcome(Welcome(
             maxFrameBytes: limits.maxFrameBytes, workerId: id, heartbeatMs: Int(limits.heartbeat.wholeMilliseconds),
-            origin: origin)))
+            origin: origin, features: features.isEmpty ? nil : features)))
         let name = hello.name.map { LogText.quoted($0) } ?? kind
         logger.info("worker \(id) registered (\(name), pid \(hello.pid.map(String.init) ?? "?"), capacity \(worker.capacity))")
         onWorkerRegistered?(info)

@@ -70,6 +70,14 @@ public final class FrameConnection: @unchecked Sendable {
         set { codec.maxFrameBytes = newValue }
     }
 
+    /// Whether the connection uses the `rawBodies` extension (``WireFeature/rawBodies``): set
+    /// once the handshake agreed to it, after which messages with a body go out as raw-body
+    /// payloads and such payloads are accepted. Loop thread only.
+    public var rawBodies: Bool {
+        get { codec.rawBodies }
+        set { codec.rawBodies = newValue }
+    }
+
     /// Starts reading frames. Loop thread only.
     public func start() { stream.startReading() }
     /// Stops reading frames until ``resume()`` (backpressure towards the peer). Loop thread only.

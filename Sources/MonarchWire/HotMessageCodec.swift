@@ -293,9 +293,9 @@ enum HotMessageCodec {
 
     // MARK: Encoding
 
-    /// Appends the JSON of `message` to `output`; false (and nothing appended) for a type this
-    /// codec does not write.
-    static func encode(_ message: WireMessage, into output: inout [UInt8]) -> Bool {
+    /// Appends the JSON of `message` to `output`, without its `body` field when `withBody` is
+    /// false; false (and nothing appended) for a type this codec does not write.
+    static func encode(_ message: WireMessage, into output: inout [UInt8], withBody: Bool = true) -> Bool {
         // The writer takes the buffer over (no copy), and gives it back when done.
         var writer = JSONWriter(output: [])
         swap(&writer.output, &output)
@@ -328,7 +328,7 @@ enum HotMessageCodec {
             }
             writer.field("method", request.method)
             writer.field("headers", request.headers)
-            writer.field("body", request.body)
+            if withBody { writer.field("body", request.body) }
             writer.field("policy", request.policy?.rawValue)
             writer.field("deadlineMs", request.deadlineMs)
             writer.field("params", request.params)
@@ -341,7 +341,7 @@ enum HotMessageCodec {
             writer.field("status", UInt64(clamping: response.status))
             writer.field("source", response.source)
             writer.field("headers", response.headers)
-            writer.field("body", response.content)
+            if withBody { writer.field("body", response.content) }
             writer.field("stale", response.stale)
             writer.field("ageMs", response.ageMs)
             writer.field("ttlMs", response.ttlMs)
@@ -352,7 +352,7 @@ enum HotMessageCodec {
             writer.field("key", store.key)
             writer.field("status", UInt64(clamping: store.status))
             writer.field("headers", store.headers)
-            writer.field("body", store.content)
+            if withBody { writer.field("body", store.content) }
             writer.field("ttlMs", store.ttlMs)
             writer.field("tags", store.tags)
         case .miss(let miss):

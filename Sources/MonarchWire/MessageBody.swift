@@ -92,6 +92,12 @@ public struct MessageBody: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Appends the body's bytes to `output` (copied when the body holds bytes, decoded from
+    /// its text otherwise).
+    public func appendBytes(to output: inout [UInt8]) {
+        bytes.withUnsafeBytes { raw in output.append(contentsOf: raw.bindMemory(to: UInt8.self)) }
+    }
+
     public static func == (lhs: MessageBody, rhs: MessageBody) -> Bool {
         if case .base64(let left) = lhs.form, case .base64(let right) = rhs.form { return left == right }
         return lhs.bytes == rhs.bytes

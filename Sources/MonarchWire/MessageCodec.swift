@@ -7,15 +7,23 @@ import Foundation
 /// Turns frame payloads into ``WireMessage`` values and back.
 ///
 /// Decoding checks, in order: UTF-8, JSON syntax, that the value is an object, its `type`,
-/// then the message's fields; the first defect found becomes a ``ProtocolError`` naming it.
+/// then the message's fields; the first defect found becomes a ``ProtocolError`` naming it. A
+/// raw-body payload (``rawBodies``) is checked the same way, its JSON first, then its body.
 /// A codec value may be shared between threads.
 public struct MessageCodec: Sendable {
     /// The largest payload ``encodeFrame(_:)`` produces.
     public var maxFrameBytes: Int
 
-    /// Creates a codec whose frames hold at most `maxFrameBytes` payload bytes.
-    public init(maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes) {
+    /// Whether the peer agreed to the `rawBodies` extension (protocol section 2.1,
+    /// ``WireFeature/rawBodies``): then messages that carry a body are written as raw-body
+    /// payloads, and raw-body payloads are accepted. Off by default: every payload is JSON.
+    public var rawBodies: Bool
+
+    /// Creates a codec whose frames hold at most `maxFrameBytes` payload bytes, writing and
+    /// accepting raw-body payloads when `rawBodies` is true.
+    public init(maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes, rawBodies: Bool = false) {
         self.maxFrameBytes = maxFrameBytes
+        self.rawBodies = rawBodies
     }
 
     /// Decodes one frame payload.
@@ -31,6 +39,21 @@ public struct MessageCodec: Sendable {
     ///
     /// - Throws: ``ProtocolError``, as ``decode(_:)-([UInt8])`` does.
     public func decode(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) -> WireMessage {
+        guard !payload.isEmpty else {
+            throw ProtocolError(.invalidJSON, "empty payload: a frame holds one JSON object")
+        }
+        guard payload[0] != RawBodyPayload.marker else {
+            guard rawBodies else {
+                throw ProtocolError(
+                    .invalidJSON, "a raw-body payload (first byte 0x01) on a connection that did not agree to \"rawBodies\"")
+            }
+            return try RawBodyPayload.decode(payload) { json throws(ProtocolError) in try decodeJSON(json) }
+        }
+        return try decodeJSON(payload)
+    }
+
+    /// Decodes a payload that holds one JSON object.
+    private func decodeJSON(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) -> WireMessage {
         guard !payload.isEmpty else {
             throw ProtocolError(.invalidJSON, "empty payload: a frame holds one JSON object")
         }
@@ -77,15 +100,26 @@ public struct MessageCodec: Sendable {
         return allASCII || String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) != nil
     }
 
-    /// Encodes a message as a frame payload (JSON text, no length prefix).
+    /// Encodes a message as a frame payload (no length prefix): its JSON text, or a raw-body
+    /// payload when ``rawBodies`` is on and the message carries a body.
     public func encode(_ message: WireMessage) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(Self.expectedSize(of: message))
-        if HotMessageCodec.encode(message, into: &output) { return output }
+        output.reserveCapacity(expectedSize(of: message))
+        appendPayload(message, to: &output)
+        return output
+    }
+
+    /// Appends the payload of `message` to `output` (see ``encode(_:)``).
+    private func appendPayload(_ message: WireMessage, to output: inout [UInt8]) {
+        if rawBodies, let body = RawBodyPayload.body(of: message) {
+            RawBodyPayload.append(message, body: body, to: &output)
+            return
+        }
+        if HotMessageCodec.encode(message, into: &output) { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         do {
-            return Array(try encoder.encode(message))
+            output.append(contentsOf: try encoder.encode(message))
         } catch {
             // Every message type encodes: their fields are strings, numbers, booleans and Data.
             preconditionFailure("a wire message failed to encode: \(error)")
@@ -99,11 +133,9 @@ public struct MessageCodec: Sendable {
     ///   ``maxFrameBytes``; `output` is then unchanged.
     public func appendFrame(_ message: WireMessage, to output: inout [UInt8]) throws(FrameError) {
         let start = output.count
-        output.reserveCapacity(start + 4 + Self.expectedSize(of: message))
+        output.reserveCapacity(start + 4 + expectedSize(of: message))
         output.append(contentsOf: [0, 0, 0, 0])
-        if !HotMessageCodec.encode(message, into: &output) {
-            output.append(contentsOf: encode(message))
-        }
+        appendPayload(message, to: &output)
         let count = output.count - start - 4
         guard count <= maxFrameBytes, count <= Int(UInt32.max) else {
             output.removeSubrange(start...)
@@ -114,14 +146,11 @@ public struct MessageCodec: Sendable {
         }
     }
 
-    /// About how many bytes `message` takes as JSON: its body's base64 and some room for the rest.
-    private static func expectedSize(of message: WireMessage) -> Int {
-        switch message {
-        case .response(let response): return 512 + (response.content?.base64Count ?? 0)
-        case .store(let store): return 512 + (store.content?.base64Count ?? 0)
-        case .request(let request): return 512 + (request.body.map { ($0.count + 2) / 3 * 4 } ?? 0)
-        default: return 256
-        }
+    /// About how many bytes the payload of `message` takes: its body (raw, or as base64) and
+    /// some room for the rest.
+    private func expectedSize(of message: WireMessage) -> Int {
+        guard let body = RawBodyPayload.body(of: message) else { return 256 }
+        return 512 + (rawBodies ? body.count : body.base64Count)
     }
 
     /// Encodes a message as a whole frame: the 4-byte length, then the JSON payload.

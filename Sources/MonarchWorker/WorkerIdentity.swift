@@ -36,6 +36,8 @@ public struct WorkerIdentity: Sendable, Equatable {
 
     /// The `hello` that registers this worker, with the process id.
     func hello(pid: Int) -> Hello {
-        Hello(role: .worker, token: token, kind: kind, capacity: capacity, hostCapacity: hostCapacity, pid: pid, name: name)
+        Hello(
+            role: .worker, token: token, kind: kind, capacity: capacity, hostCapacity: hostCapacity, pid: pid, name: name,
+            features: WireFeature.supported)
     }
 }

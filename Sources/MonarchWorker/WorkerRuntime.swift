@@ -32,7 +32,6 @@ public final class WorkerRuntime: Sendable {
     public let loop: EventLoop
     private let logger: Logger
     private let adoptLimits: @Sendable (AnswerLimits) -> Void
-    private let codec = MessageCodec()
     private let state = Mutex(State())
 
     private struct State {
@@ -45,6 +44,8 @@ public final class WorkerRuntime: Sendable {
         var draining = false
         var connection: AsyncFrameConnection?
         var limits = AnswerLimits.protocolDefault
+        /// Encodes answers as the connection does (raw bodies once the welcome agreed to them).
+        var codec = MessageCodec()
         /// `sharedChange` messages on their way to the coordinator.
         var forwarding = 0
     }
@@ -91,14 +92,17 @@ public final class WorkerRuntime: Sendable {
         }
         let welcome = try await register(on: connection)
         let limits = AnswerLimits(welcome: welcome)
-        let frames = connection.connection
         do {
-            try await loop.submit { frames.maxOutboundFrameBytes = limits.maxFrameBytes }
+            try await connection.adopt(welcome)
         } catch {
             await connection.close()
             throw .connectionFailed("\(error)")
         }
-        state.withLock { $0.limits = limits }
+        let codec = connection.connection.codec
+        state.withLock {
+            $0.limits = limits
+            $0.codec = codec
+        }
         adoptLimits(limits)
         // The coordinator logs the registration too; at info, `monarch up`'s ready line stays last.
         logger.debug("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
@@ -262,7 +266,7 @@ public final class WorkerRuntime: Sendable {
     /// replaced by a `responseTooLarge` failure for the same id (carrying `source` as its one
     /// attempt for a request's answer, as a provider's failure does).
     private func prepare(_ answer: WireMessage, source: String? = nil) -> Outgoing {
-        let limit = state.withLock { $0.limits.maxFrameBytes }
+        let (limit, codec) = state.withLock { ($0.limits.maxFrameBytes, $0.codec) }
         let payload = codec.encode(answer)
         guard payload.count > limit else { return Outgoing(message: answer, payload: payload) }
         let what = "the \(answer.type)" + (answer.id.map { " answering \($0)" } ?? "")

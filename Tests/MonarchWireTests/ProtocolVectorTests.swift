@@ -14,6 +14,8 @@ struct ProtocolVector: Decodable, Sendable, CustomTestStringConvertible {
     var description: String
     var hex: String
     var maxFrameBytes: Int?
+    /// Whether the receiver agreed to the rawBodies extension.
+    var rawBodies: Bool?
     var expect: Expectation
 
     var testDescription: String { name }
@@ -57,9 +59,9 @@ struct StreamOutcome: Equatable {
 
 @Suite struct ProtocolVectorTests {
     /// Decodes `bytes` fed in chunks of `chunkSize` bytes, as a connection would.
-    static func decode(_ bytes: [UInt8], chunkSize: Int, maxFrameBytes: Int) -> StreamOutcome {
+    static func decode(_ bytes: [UInt8], chunkSize: Int, maxFrameBytes: Int, rawBodies: Bool = false) -> StreamOutcome {
         var decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
-        let codec = MessageCodec(maxFrameBytes: maxFrameBytes)
+        let codec = MessageCodec(maxFrameBytes: maxFrameBytes, rawBodies: rawBodies)
         var outcome = StreamOutcome()
         do {
             var offset = 0
@@ -103,8 +105,9 @@ struct StreamOutcome: Equatable {
     func decodesAsTheVectorSays(_ vector: ProtocolVector) throws {
         let bytes = vector.bytes
         let limit = vector.maxFrameBytes ?? FrameDecoder.defaultMaxFrameBytes
-        let whole = Self.decode(bytes, chunkSize: max(1, bytes.count), maxFrameBytes: limit)
-        let byteByByte = Self.decode(bytes, chunkSize: 1, maxFrameBytes: limit)
+        let raw = vector.rawBodies ?? false
+        let whole = Self.decode(bytes, chunkSize: max(1, bytes.count), maxFrameBytes: limit, rawBodies: raw)
+        let byteByByte = Self.decode(bytes, chunkSize: 1, maxFrameBytes: limit, rawBodies: raw)
         #expect(whole == byteByByte, "feeding byte by byte changed the outcome")
 
         #expect(whole.error?.rawValue == vector.expect.error)
@@ -144,6 +147,6 @@ struct StreamOutcome: Equatable {
         "type", "id", "role", "version", "token", "kind", "capacity", "pid", "name", "maxFrameBytes", "workerId",
         "heartbeatMs", "path", "domain", "query", "method", "headers", "body", "policy", "deadlineMs", "params",
         "upstream", "ttlMs", "key", "status", "source", "stale", "ageMs", "cacheable", "reason", "error", "prefix",
-        "count", "data", "code", "message",
+        "count", "data", "code", "message", "features",
     ]
 }

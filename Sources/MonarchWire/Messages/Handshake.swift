@@ -25,11 +25,15 @@ public struct Hello: Codable, Sendable, Equatable {
     public var pid: Int?
     /// A free-form name for logs and status reports.
     public var name: String?
+    /// The protocol extensions the sender can use (``WireFeature``); the listener's `welcome`
+    /// says which of them the connection uses.
+    public var features: [String]?
 
     /// Creates a hello.
     public init(
         role: Role, version: Int = WireProtocol.version, token: String? = nil, kind: String? = nil,
-        capacity: Int? = nil, hostCapacity: Int? = nil, pid: Int? = nil, name: String? = nil
+        capacity: Int? = nil, hostCapacity: Int? = nil, pid: Int? = nil, name: String? = nil,
+        features: [String]? = nil
     ) {
         self.role = role
         self.version = version
@@ -39,10 +43,11 @@ public struct Hello: Codable, Sendable, Equatable {
         self.hostCapacity = hostCapacity
         self.pid = pid
         self.name = name
+        self.features = features
     }
 
     private enum CodingKeys: String, CodingKey {
-        case role, version, token, kind, capacity, hostCapacity, pid, name
+        case role, version, token, kind, capacity, hostCapacity, pid, name, features
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +65,7 @@ public struct Hello: Codable, Sendable, Equatable {
         hostCapacity = try c.decodeIntegerIfPresent(Int.self, forKey: .hostCapacity, in: 1...Int.max)
         pid = try c.decodeIntegerIfPresent(Int.self, forKey: .pid)
         name = try c.decodeIfPresent(String.self, forKey: .name)
+        features = try WireFeature.decodeList(from: c, forKey: .features)
     }
 }
 
@@ -77,20 +83,24 @@ public struct Welcome: Codable, Sendable, Equatable {
     /// the changes it publishes with it, and forwards (``SharedChangeMessage``) only the
     /// changes other coordinators made.
     public var origin: String?
+    /// The protocol extensions the connection uses from now on: those of the hello's
+    /// ``Hello/features`` the listener agreed to (``WireFeature``).
+    public var features: [String]?
 
     /// Creates a welcome.
     public init(
         version: Int = WireProtocol.version, maxFrameBytes: Int? = nil, workerId: String? = nil,
-        heartbeatMs: Int? = nil, origin: String? = nil
+        heartbeatMs: Int? = nil, origin: String? = nil, features: [String]? = nil
     ) {
         self.version = version
         self.maxFrameBytes = maxFrameBytes
         self.workerId = workerId
         self.heartbeatMs = heartbeatMs
         self.origin = origin
+        self.features = features
     }
 
-    private enum CodingKeys: String, CodingKey { case version, maxFrameBytes, workerId, heartbeatMs, origin }
+    private enum CodingKeys: String, CodingKey { case version, maxFrameBytes, workerId, heartbeatMs, origin, features }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -99,5 +109,6 @@ public struct Welcome: Codable, Sendable, Equatable {
         workerId = try c.decodeIfPresent(String.self, forKey: .workerId)
         heartbeatMs = try c.decodeIntegerIfPresent(Int.self, forKey: .heartbeatMs, in: 0...Int.max)
         origin = try c.decodeIfPresent(String.self, forKey: .origin)
+        features = try WireFeature.decodeList(from: c, forKey: .features)
     }
 }

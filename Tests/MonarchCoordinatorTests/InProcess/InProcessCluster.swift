@@ -63,29 +63,30 @@ struct InProcessCluster: Sendable {
         try? await loop.submit { coordinator.close() }
     }
 
-    /// A new connection of `role`, said hello to and welcomed.
+    /// A new connection of `role`, said hello to and welcomed, using what its welcome agreed to.
     func connect(as role: Hello.Role, hello: Hello? = nil) async throws -> AsyncFrameConnection {
         let socket = try await loop.submit { try coordinator.connectInProcess(as: role) }
         let connection = try await peers.submit {
             AsyncFrameConnection(FrameConnection(stream: try StreamConnection.open(socket: socket, on: peers)))
         }
         try await connection.send(.hello(hello ?? Hello(role: role)))
-        guard case .welcome? = try await connection.nextMessage() else {
+        guard case .welcome(let welcome)? = try await connection.nextMessage() else {
             throw InProcessError("the coordinator did not welcome the \(role.rawValue)")
         }
+        try await connection.adopt(welcome)
         return connection
     }
 
-    /// A client connection.
-    func client() async throws -> TestClient {
-        TestClient(connection: try await connect(as: .client))
+    /// A client connection offering `features` in its hello.
+    func client(features: [String]? = nil) async throws -> TestClient {
+        TestClient(connection: try await connect(as: .client, hello: Hello(role: .client, features: features)))
     }
 
-    /// A worker of `kind` called `name`, registered once this returns.
-    func worker(kind: String, name: String, capacity: Int? = nil) async throws -> ScriptedWorker {
+    /// A worker of `kind` called `name`, offering `features` in its hello, registered once this returns.
+    func worker(kind: String, name: String, capacity: Int? = nil, features: [String]? = nil) async throws -> ScriptedWorker {
         let before = try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 }
         let connection = try await connect(
-            as: .worker, hello: Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name))
+            as: .worker, hello: Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name, features: features))
         let worker = ScriptedWorker(connection: connection)
         try await eventually("\(name) to register") {
             try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 } > before
@@ -166,8 +167,13 @@ final class ScriptedWorker: Sendable {
 
     /// Answers request `id` with a 200 holding `body`.
     func respond(_ id: MessageID, _ body: String, headers: [String: String]? = nil) async throws {
+        try await respond(id, bytes: Data(body.utf8), headers: headers)
+    }
+
+    /// Answers request `id` with a 200 holding `bytes`.
+    func respond(_ id: MessageID, bytes: Data, headers: [String: String]? = nil) async throws {
         try await connection.send(.response(ResponseMessage(
-            id: id, status: 200, source: "scripted", headers: headers, body: Data(body.utf8))))
+            id: id, status: 200, source: "scripted", headers: headers, body: bytes)))
     }
 
     /// Answers request `id` with a miss.

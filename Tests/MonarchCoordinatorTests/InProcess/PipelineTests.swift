@@ -145,4 +145,49 @@ struct PipelineTests {
             _ = try await cluster.connect(as: .client, hello: Hello(role: .client, token: "s3cret"))
         }
     }
+
+    @Test("Bodies cross intact between peers that agreed to raw bodies and peers that did not, each in its own form")
+    func rawAndPlainBodies() async throws {
+        try await InProcessCluster.with(Self.docs) { cluster in
+            let binary = Data((0...255).map { UInt8($0) } + [0xC0, 0xAF])
+            let cache = try await cluster.worker(kind: "cache", name: "cache-plain")
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-raw", features: [WireFeature.rawBodies])
+            let raw = try await cluster.connect(
+                as: .client, hello: Hello(role: .client, features: ["someday", WireFeature.rawBodies]))
+            let plain = try await cluster.connect(as: .client, hello: Hello(role: .client))
+            #expect(raw.connection.codec.rawBodies && !plain.connection.codec.rawBodies)
+
+            // Raw client ← raw bundle, and the write-back to a plain cache.
+            try await raw.send(.request(RequestMessage(id: 1, path: "a.bin")))
+            let missed = try await cache.nextRequest()
+            try await cache.miss(missed.id)
+            let fromBundle = try await bundle.nextRequest()
+            try await bundle.respond(fromBundle.id, bytes: binary)
+            let rawPayload = try #require(try await raw.nextFrame())
+            #expect(rawPayload.first == 0x01, "the raw client gets the body raw")
+            guard case .response(let rawAnswer) = try raw.connection.codec.decode(rawPayload) else {
+                Issue.record("not a response")
+                return
+            }
+            #expect(rawAnswer.id == 1 && rawAnswer.body == binary)
+            guard case .store(let store) = try await cache.nextOther() else {
+                Issue.record("no write-back")
+                return
+            }
+            #expect(store.body == binary)
+            try await cache.connection.send(.result(ResultMessage(id: store.id)))
+
+            // Plain client ← plain cache hit.
+            try await plain.send(.request(RequestMessage(id: 2, path: "b.bin")))
+            let hit = try await cache.nextRequest()
+            try await cache.connection.send(.response(ResponseMessage(id: hit.id, status: 200, source: "cache", body: binary)))
+            let plainPayload = try #require(try await plain.nextFrame())
+            #expect(plainPayload.first == UInt8(ascii: "{"), "the plain client gets JSON")
+            guard case .response(let plainAnswer) = try plain.connection.codec.decode(plainPayload) else {
+                Issue.record("not a response")
+                return
+            }
+            #expect(plainAnswer.id == 2 && plainAnswer.body == binary)
+        }
+    }
 }
