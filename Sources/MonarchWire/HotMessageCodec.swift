@@ -17,9 +17,23 @@ import Foundation
 enum HotMessageCodec {
     // MARK: Decoding
 
-    /// The top-level fields of an object: each name's bytes and where its value starts.
+    /// One top-level field of an object: its name's bytes and where its value starts.
+    private typealias Field = (name: UnsafeRawBufferPointer, value: Int)
+
+    /// The top-level fields of an object, in storage that lives only while it is decoded.
     private struct Fields {
-        var entries: [(name: UnsafeRawBufferPointer, value: Int)] = []
+        /// The most fields read here; a wider object is left to the full decoder.
+        static let capacity = 32
+
+        let storage: UnsafeMutableBufferPointer<Field>
+        var count = 0
+
+        var entries: UnsafeMutableBufferPointer<Field>.SubSequence { storage[..<count] }
+
+        mutating func append(_ field: Field) {
+            storage.initializeElement(at: count, to: field)
+            count += 1
+        }
 
         /// A cursor at the value of `name`, or nil when the field is absent.
         func value(_ name: StaticString, in bytes: UnsafeRawBufferPointer) -> JSONCursor? {
@@ -35,9 +49,16 @@ enum HotMessageCodec {
     /// The message in `payload` (already checked to be valid UTF-8), or nil to leave it to the
     /// full decoder.
     static func decode(_ payload: UnsafeRawBufferPointer) -> WireMessage? {
+        // The fields are noted on the stack: no allocation per message.
+        withUnsafeTemporaryAllocation(of: Field.self, capacity: Fields.capacity) { storage in
+            decode(payload, fields: Fields(storage: storage))
+        }
+    }
+
+    private static func decode(_ payload: UnsafeRawBufferPointer, fields: Fields) -> WireMessage? {
+        var fields = fields
         var cursor = JSONCursor(payload)
         guard cursor.consume(UInt8(ascii: "{")) else { return nil }
-        var fields = Fields()
         if !cursor.consume(UInt8(ascii: "}")) {
             repeat {
                 guard let name = cursor.plainKey(), cursor.consume(UInt8(ascii: ":")) else { return nil }
@@ -45,10 +66,10 @@ enum HotMessageCodec {
                 let start = cursor.index
                 guard cursor.skipValue() else { return nil }
                 // A name given twice is left to the full decoder, as is a very wide object.
-                guard fields.entries.count < 32, !fields.entries.contains(where: { $0.name.elementsEqual(name) }) else {
+                guard fields.count < Fields.capacity, !fields.entries.contains(where: { $0.name.elementsEqual(name) }) else {
                     return nil
                 }
-                fields.entries.append((name, start))
+                fields.append((name, start))
             } while cursor.consume(UInt8(ascii: ","))
             guard cursor.consume(UInt8(ascii: "}")) else { return nil }
         }

@@ -163,7 +163,9 @@ struct JSONCursor {
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
         guard bytes[end] == UInt8(ascii: "\\") else { return nil }
-        var decoded = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(2 * (end - start) + 16)
+        decoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
         index = end
         while index < bytes.count {
             let byte = bytes[index]
@@ -286,8 +288,9 @@ struct JSONCursor {
     /// A JSON object of strings, such as headers; nil for anything else, or a name given twice.
     mutating func stringMap() -> [String: String]? {
         guard consume(UInt8(ascii: "{")) else { return nil }
-        var map: [String: String] = [:]
-        if consume(UInt8(ascii: "}")) { return map }
+        if consume(UInt8(ascii: "}")) { return [:] }
+        // Room for a response's usual headers at once, rather than growing entry by entry.
+        var map: [String: String] = Dictionary(minimumCapacity: 8)
         repeat {
             guard let name = string(), consume(UInt8(ascii: ":")), let value = string() else { return nil }
             guard map.updateValue(value, forKey: name) == nil else { return nil }
