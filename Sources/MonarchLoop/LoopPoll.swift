@@ -26,6 +26,9 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
     public let socket: Int32
     private var action: ((Result<Events, UVError>) -> Void)?
 
+    /// Whether the poll is started: watching for some events. Loop thread only.
+    public var isWatching: Bool { action != nil }
+
     /// Creates a stopped poll for `socket`. Loop thread only.
     ///
     /// - Throws: ``UVError`` when libuv cannot watch the socket (`EEXIST` when another open

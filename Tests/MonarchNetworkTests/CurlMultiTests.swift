@@ -39,9 +39,12 @@ import Testing
                     return
                 }
             }
+            let (made, watched) = try await harness.loop.submit { (harness.multi.pollsMade, harness.multi.watchedSockets) }
             let stats = try await harness.stats()
             #expect(stats.hits["/json"] == 5)
             #expect(stats.connections == 1, "one keep-alive connection served all six requests")
+            #expect(made == 1, "the connection's socket is watched by one poll across its transfers")
+            #expect(watched == 0, "and not watched between them")
         }
     }
 

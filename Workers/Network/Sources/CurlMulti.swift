@@ -42,7 +42,8 @@ public final class CurlMulti: @unchecked Sendable {
     private let timer: LoopTimer
     /// What the timer runs, made once.
     private var timerAction: (() -> Void)?
-    /// The sockets libcurl asked to watch.
+    /// A poll per socket libcurl asked to watch, started while it wants events, stopped and kept
+    /// (for the next socket with that number) after it no longer does.
     private var polls: [Int32: LoopPoll] = [:]
     /// Exchanges in progress, by easy handle.
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -92,10 +93,14 @@ public final class CurlMulti: @unchecked Sendable {
         return transfers.count
     }
 
+    /// Polls made so far: one per socket number libcurl asked to watch, kept across the
+    /// transfers of a kept-alive connection. Loop thread only.
+    public private(set) var pollsMade = 0
+
     /// Sockets being watched. Loop thread only.
     public var watchedSockets: Int {
         loop.preconditionInEventLoop()
-        return polls.count
+        return polls.values.count(where: \.isWatching)
     }
 
     /// Performs one exchange and returns how it ended; never throws.
@@ -252,7 +257,10 @@ public final class CurlMulti: @unchecked Sendable {
     /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl wants, or stop watching it.
     private func watch(_ socket: Int32, _ what: Int32) -> Int32 {
         if what == CURL_POLL_REMOVE {
-            polls.removeValue(forKey: socket)?.close()
+            // libcurl removes a kept-alive connection's socket between its transfers: the poll
+            // is stopped and kept for the next one (or for the next socket given that number),
+            // not closed and made again. At most one poll per descriptor number.
+            polls[socket]?.stop()
             return 0
         }
         var events: LoopPoll.Events = []
@@ -265,6 +273,7 @@ public final class CurlMulti: @unchecked Sendable {
             } else {
                 poll = try LoopPoll(socket: socket, on: loop)
                 polls[socket] = poll
+                pollsMade += 1
             }
             try poll.start(events: events) { [unowned self] ready in
                 var flags: Int32 = 0
