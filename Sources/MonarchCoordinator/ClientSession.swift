@@ -4,9 +4,9 @@ import Monarch
 import MonarchLoop
 import MonarchWire
 
-/// The coordinator's side of one client connection: each request runs as its own task, answers
-/// go back in whatever order they are ready, a `cancel` reaches the request it names, and a
-/// client that goes away takes its requests with it.
+/// The coordinator's side of one client connection: each request waits for its trip (an admin
+/// exchange runs as its own task), answers go back in whatever order they are ready, a `cancel`
+/// reaches the request it names, and a client that goes away takes its requests with it.
 ///
 /// A client is held to its share, and its answers to what it reads:
 /// - at most ``Configuration/Limits/inFlightPerClient`` exchanges are in flight or waiting to
@@ -31,9 +31,25 @@ actor ClientSession {
     /// The client's connection.
     nonisolated let connection: FrameConnection
     private nonisolated unowned let coordinator: Coordinator
-    private var calls: [MessageID: Task<Void, Never>] = [:]
+    /// What an exchange does once it starts.
+    private enum Work {
+        /// A request: planned and sent on its trip (or joining one) from the loop.
+        case request(RequestMessage)
+        /// An admin exchange, run as a task.
+        case exchange(@Sendable (ContinuousClock.Instant) async -> WireMessage)
+    }
+
+    /// An exchange under way.
+    private enum Call {
+        /// A request waiting for its trip, as the flight table's waiter number.
+        case request(waiter: Int)
+        /// An admin exchange's task.
+        case exchange(Task<Void, Never>)
+    }
+
+    private var calls: [MessageID: Call] = [:]
     /// Exchanges read and not started yet, in arrival order.
-    private var waiting: Deque<(id: MessageID, answer: @Sendable (ContinuousClock.Instant) async -> WireMessage, arrived: ContinuousClock.Instant)> = []
+    private var waiting: Deque<(id: MessageID, work: Work, arrived: ContinuousClock.Instant)> = []
     /// The ids of ``waiting``, for the duplicate check and cancels.
     private var waitingIDs: Set<MessageID> = []
     /// The sizes of the last answers sent, in bytes: the largest of them sizes the window.
@@ -111,7 +127,7 @@ actor ClientSession {
         lastActivity = .now
         switch message {
         case .request(let request):
-            startCall(request.id, "request") { [self] arrived in await coordinator.answer(request, for: id, arrived: arrived) }
+            startCall(request.id, "request", .request(request))
         case .cancel(let cancel):
             if waitingIDs.contains(cancel.id) {
                 // Not started: answered at once, never started.
@@ -119,8 +135,8 @@ actor ClientSession {
                 waiting.removeAll { $0.id == cancel.id }
                 coordinator.exchangeFinished()
                 send(.failure(FailureMessage(id: cancel.id, error: ChainError(.cancelled, "the request was cancelled").detail)))
-            } else {
-                calls[cancel.id]?.cancel()
+            } else if let call = calls[cancel.id] {
+                stop(call)
             }
         case .ping(let ping):
             send(.pong(PongMessage(id: ping.id)))
@@ -130,16 +146,16 @@ actor ClientSession {
         case .status(let status):
             if coordinator.hasSharedCacheStore {
                 // The cache workers are asked for their store's state: an exchange like the others.
-                startCall(status.id, "status") { [self] _ in
+                startCall(status.id, "status", .exchange { [self] _ in
                     .result(ResultMessage(id: status.id, report: await coordinator.statusReportWithStores()))
-                }
+                })
             } else {
                 send(.result(ResultMessage(id: status.id, report: coordinator.statusReport())))
             }
         case .scale(let admin):
-            startCall(admin.id, "scale") { [self] _ in await coordinator.scale(admin) }
+            startCall(admin.id, "scale", .exchange { [self] _ in await coordinator.scale(admin) })
         case .invalidate(let admin):
-            startCall(admin.id, "invalidate") { [self] _ in await coordinator.invalidate(admin) }
+            startCall(admin.id, "invalidate", .exchange { [self] _ in await coordinator.invalidate(admin) })
         case .watch(let watch):
             send(coordinator.watch(watch, for: id))
         case .unwatch(let unwatch):
@@ -155,12 +171,10 @@ actor ClientSession {
         }
     }
 
-    /// Queues `answer` as call `id` and starts what may start (see the type's rules). An id
+    /// Queues `work` as call `id` and starts what may start (see the type's rules). An id
     /// already in flight is the protocol error of section 5; a call past the client's share is
     /// answered `overloaded` at once.
-    private func startCall(
-        _ id: MessageID, _ what: String, _ answer: @escaping @Sendable (ContinuousClock.Instant) async -> WireMessage
-    ) {
+    private func startCall(_ id: MessageID, _ what: String, _ work: Work) {
         guard calls[id] == nil, !waitingIDs.contains(id) else {
             connection.fail(ProtocolError(
                 .unexpectedMessage, "\(what) id \(id) is already in flight on this connection", id: id))
@@ -179,26 +193,51 @@ actor ClientSession {
             ).detail)))
             return
         }
-        waiting.append((id, answer, .now))
+        waiting.append((id, work, .now))
         waitingIDs.insert(id)
         startWaiting()
     }
 
+    /// Whether ``startWaiting()`` is running: an exchange answered while it starts returns to it.
+    private var starting = false
+
     /// Starts waiting exchanges while the client takes its answers and the window has room.
     private func startWaiting() {
+        guard !starting else { return }
+        starting = true
+        defer { starting = false }
         while let next = waiting.first, connection.isOpen, connection.stream.isWritable, calls.count < window {
             waiting.removeFirst()
             waitingIDs.remove(next.id)
-            let (id, answer, arrived) = next
-            // The exchange runs outside the session's isolation, on the loop, and comes back
-            // into it synchronously to answer: no hop either way.
-            calls[id] = Task(executorPreference: connection.loop) { [self] in
-                finish(id, with: await answer(arrived))
+            let (id, work, arrived) = next
+            switch work {
+            case .request(let request):
+                // Answered on the loop, into the session's isolation: no task, no hop. A request
+                // refused before its trip is answered at once, and never becomes a call.
+                let waiter = coordinator.answer(request, for: self.id, arrived: arrived) { [unowned self] reply in
+                    finish(id, with: reply)
+                }
+                if let waiter { calls[id] = .request(waiter: waiter) }
+            case .exchange(let answer):
+                // The exchange runs outside the session's isolation, on the loop, and comes back
+                // into it synchronously to answer: no hop either way.
+                calls[id] = .exchange(Task(executorPreference: connection.loop) { [self] in
+                    finish(id, with: await answer(arrived))
+                })
             }
         }
     }
 
-    /// Sends the answer of call `id` (from its task, on the loop).
+    /// Ends call `call` early: a request is answered `cancelled` at once, an exchange's task
+    /// is cancelled.
+    private func stop(_ call: Call) {
+        switch call {
+        case .request(let waiter): coordinator.flights.cancel(waiter)
+        case .exchange(let task): task.cancel()
+        }
+    }
+
+    /// Sends the answer of call `id` (on the loop: from its task, or from its trip's end).
     private nonisolated func finish(_ id: MessageID, with reply: WireMessage) {
         assumeIsolated { session in
             session.calls[id] = nil
@@ -269,7 +308,7 @@ actor ClientSession {
     }
 
     private func ended() {
-        for call in calls.values { call.cancel() }
+        for call in calls.values { stop(call) }
         calls.removeAll()
         for _ in waiting { coordinator.exchangeFinished() }
         waiting.removeAll()

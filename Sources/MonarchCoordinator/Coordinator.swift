@@ -297,51 +297,63 @@ public final class Coordinator: @unchecked Sendable {
         if requestsInFlight == 0 { resumeDrainWaiters() }
     }
 
-    /// The answer to one client request that arrived at `arrived` (its deadline counts from
-    /// then): a `response` or a `failure`, never anything else. Every answer is counted in
-    /// ``statistics``.
-    func answer(_ message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant = .now) async -> WireMessage {
+    /// Answers one client request that arrived at `arrived` (its deadline counts from then):
+    /// calls `done` once, on the loop, with a `response` or a `failure`, never anything else.
+    /// A request that fails before its trip (the coordinator is draining, a bad path, no route,
+    /// its deadline passed while it waited its turn) is answered before this returns nil;
+    /// otherwise `done` comes later, and the number returned is the waiter that
+    /// ``FlightTable/cancel(_:)`` answers `cancelled`. Every answer is counted in
+    /// ``statistics``. Loop thread only.
+    func answer(
+        _ message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant = .now,
+        done: @escaping @Sendable (WireMessage) -> Void
+    ) -> Int? {
         loop.preconditionInEventLoop()
-        var domain = "none"
-        var hasCache = false
-        let result = await result(of: message, for: client, arrived: arrived, domain: &domain, hasCache: &hasCache)
-        switch result {
-        case .success(let response):
-            statistics.record(
-                domain: domain, source: response.source, status: response.status, failureCode: nil,
-                latency: .now - arrived, hasCache: hasCache)
-            return .response(response.message(id: message.id))
-        case .failure(let error):
-            statistics.record(
-                domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: .now - arrived,
-                hasCache: hasCache)
-            return failure(message.id, error)
+        func refuse(_ error: ChainError) -> Int? {
+            answering(message.id, arrived: arrived, domain: "none", hasCache: false, done: done)(.failure(error))
+            return nil
         }
-    }
-
-    /// The chain's answer to `message`; sets `domain` and `hasCache` once the request is planned.
-    private func result(
-        of message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant, domain: inout String,
-        hasCache: inout Bool
-    ) async -> Result<Response, ChainError> {
-        guard !draining else { return .failure(ChainError(.shuttingDown, "the coordinator is shutting down")) }
+        guard !draining else { return refuse(ChainError(.shuttingDown, "the coordinator is shutting down")) }
         var plan: RequestPlan
         do {
             plan = try RequestPlan(message, router: router, chains: chains, limits: limits, routes: routes)
         } catch {
-            return .failure(error)
+            return refuse(error)
         }
-        domain = plan.domain
-        hasCache = plan.providers.contains { $0 is CachePool }
+        let finish = answering(
+            message.id, arrived: arrived, domain: plan.domain, hasCache: plan.providers.contains { $0 is CachePool }, done: done)
         // The time it waited for its turn on the client's connection counts.
         let waited = ContinuousClock.now - arrived
         guard waited < plan.deadline else {
-            return .failure(ChainError(.deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)"))
+            finish(.failure(ChainError(
+                .deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)")))
+            return nil
         }
         plan.deadline -= waited
         plan.request.deadline = plan.request.deadline.map { $0 - waited }
-        return await flights.run(
-            plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline, client: client)
+        return flights.begin(
+            plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline, client: client, done: finish)
+    }
+
+    /// What hands request `id`'s result to `done` as a message, counted in ``statistics``.
+    private func answering(
+        _ id: MessageID, arrived: ContinuousClock.Instant, domain: String, hasCache: Bool,
+        done: @escaping @Sendable (WireMessage) -> Void
+    ) -> @Sendable (Result<Response, ChainError>) -> Void {
+        { [unowned self] result in
+            switch result {
+            case .success(let response):
+                statistics.record(
+                    domain: domain, source: response.source, status: response.status, failureCode: nil,
+                    latency: .now - arrived, hasCache: hasCache)
+                done(.response(response.message(id: id)))
+            case .failure(let error):
+                statistics.record(
+                    domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: .now - arrived,
+                    hasCache: hasCache)
+                done(failure(id, error))
+            }
+        }
     }
 
     private func failure(_ id: MessageID, _ error: ChainError) -> WireMessage {

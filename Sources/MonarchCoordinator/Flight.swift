@@ -19,7 +19,8 @@ final class Flight {
     }
 
     struct Waiter {
-        var continuation: CheckedContinuation<Outcome, Never>
+        /// Hands the waiter its outcome, on the loop.
+        var deliver: (Outcome) -> Void
         var timer: LoopTimer?
         var startedTheTrip: Bool
     }
@@ -30,12 +31,8 @@ final class Flight {
     let key: String?
     /// The misses and failures so far, listed when a waiter's deadline passes.
     let attempts = AttemptLog()
+    /// The waiters not answered yet, by their number in the table.
     var waiters: [Int: Waiter] = [:]
-    var nextWaiter = 0
-    /// Waiters enlisted and not answered yet, whether or not they wait already: the trip is
-    /// abandoned only when this falls to zero.
-    var interested = 0
-    var result: Result<Response, ChainError>?
     var task: Task<Void, Never>?
     /// The providers the trip asks, in order: the one after the last attempt is being asked.
     let asked: [String]
@@ -103,17 +100,20 @@ struct ChainWork: Sendable {
 /// starting another.
 ///
 /// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
-/// which the compiler checks. Requests enter from code running on the loop (a task preferring
-/// it) synchronously, through `assumeIsolated`, and wait outside the actor, so a waiter costs
-/// no hop; libuv's timers and the trips' tasks enter the same way, by flight number.
+/// which the compiler checks. Requests enter from code running on the loop synchronously,
+/// through `assumeIsolated`, and are answered by a callback on the loop, so a waiter needs no
+/// task and costs no hop; libuv's timers and the trips' tasks enter the same way, by number.
 actor FlightTable {
     /// The loop whose thread the table lives on.
     nonisolated let loop: EventLoop
-    /// The flights under way, and finished ones whose result an enlisted waiter has yet to take.
+    /// The flights under way, by number.
     private var flights: [Int: Flight] = [:]
     /// The flight under way for each shared key.
     private var shared: [String: Int] = [:]
+    /// The flight each waiter not answered yet waits for, by waiter number.
+    private var flightOf: [Int: Int] = [:]
     private var nextFlight = 0
+    private var nextWaiter = 0
     /// Requests that joined a trip already under way.
     private(set) var joined = 0
     /// Trips started.
@@ -131,88 +131,106 @@ actor FlightTable {
     /// Runs the table's jobs on its loop's thread.
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
-    /// Flights under way (or finished, with a waiter yet to take the result).
+    /// Flights under way.
     var count: Int { flights.count }
 
     /// The figures `status` reports: trips started, joined and asked alone.
     var figures: (started: Int, joined: Int, askedAlone: Int) { (started, joined, askedAlone) }
 
-    /// The chain's answer to `request` for `client`, within `deadline`, sharing the trip of an
-    /// identical read in flight when `key` is given. A joiner whose shared answer may not be
-    /// handed on (see ``Flight``) makes a trip of its own with the time it has left. Called
-    /// from a task running on the loop.
+    /// Asks for the chain's answer to `request` for `client`, within `deadline`, sharing the
+    /// trip of an identical read in flight when `key` is given, and calls `done` once with it,
+    /// on the loop (never before this returns). A joiner whose shared answer may not be handed
+    /// on (see ``Flight``) makes a trip of its own with the time it has left. Returns the
+    /// waiter's number, for ``cancel(_:)``. Loop thread only.
+    nonisolated func begin(
+        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int,
+        done: @escaping @Sendable (Result<Response, ChainError>) -> Void
+    ) -> Int {
+        let arrived = ContinuousClock.now
+        return assumeIsolated { table in
+            let waiter = table.nextWaiter
+            table.nextWaiter += 1
+            let flight: Flight
+            let startedTheTrip: Bool
+            if let key, let id = table.shared[key], let underWay = table.flights[id] {
+                table.joined += 1
+                underWay.budget.extend(to: .now + deadline)
+                (flight, startedTheTrip) = (underWay, false)
+            } else {
+                (flight, startedTheTrip) = (table.start(request, along: providers, key: key, deadline: deadline, client: client), true)
+            }
+            table.enlist(waiter, in: flight, startedTheTrip: startedTheTrip, deadline: deadline) { [unowned table] outcome in
+                switch outcome {
+                case .answered(let result):
+                    done(result)
+                case .notShared:
+                    let left = max(.zero, deadline - (ContinuousClock.now - arrived))
+                    var alone = request
+                    alone.deadline = left
+                    table.assumeIsolated { table in
+                        table.askedAlone += 1
+                        let own = table.start(alone, along: providers, key: nil, deadline: left, client: client)
+                        table.enlist(waiter, in: own, startedTheTrip: true, deadline: left) { outcome in
+                            guard case .answered(let result) = outcome else {
+                                preconditionFailure("the waiter that started a trip always gets its answer")
+                            }
+                            done(result)
+                        }
+                    }
+                }
+            }
+            return waiter
+        }
+    }
+
+    /// Answers waiter `waiter` at once with a `cancelled` failure, if it still waits; its trip
+    /// is abandoned when nobody else waits for it. Loop thread only.
+    nonisolated func cancel(_ waiter: Int) {
+        assumeIsolated { table in
+            guard let id = table.flightOf[waiter], let flight = table.flights[id] else { return }
+            table.leave(flight, waiter, with: .failure(flight.cancelled()))
+        }
+    }
+
+    /// The chain's answer to `request` (see ``begin(_:along:key:deadline:client:done:)``), for
+    /// a task running on the loop; cancelling the task answers `cancelled` at once.
     nonisolated func run(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
     ) async -> Result<Response, ChainError> {
-        let arrived = ContinuousClock.now
-        let place = enter(request, along: providers, key: key, deadline: deadline, client: client)
-        switch await wait(in: place.flight, as: place.waiter, deadline: deadline) {
-        case .answered(let result):
-            return result
-        case .notShared:
-            let left = max(.zero, deadline - (ContinuousClock.now - arrived))
-            var alone = request
-            alone.deadline = left
-            let own = startAlone(alone, along: providers, deadline: left, client: client)
-            guard case .answered(let result) = await wait(in: own, as: 0, deadline: left) else {
-                preconditionFailure("the waiter that started a trip always gets its answer")
+        let waiter = Mutex<Int?>(nil)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let number = begin(request, along: providers, key: key, deadline: deadline, client: client) {
+                    continuation.resume(returning: $0)
+                }
+                waiter.withLock { $0 = number }
             }
-            return result
-        }
-    }
-
-    /// Joins the flight under way for `key`, or starts one: the flight's number and the
-    /// waiter's (0 for the one that started it).
-    private nonisolated func enter(
-        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
-    ) -> (flight: Int, waiter: Int) {
-        assumeIsolated { table in
-            if let key, let id = table.shared[key], let underWay = table.flights[id] {
-                table.joined += 1
-                return (id, table.enlist(in: underWay, deadline: deadline))
+        } onCancel: {
+            // Runs after the job that began the wait, even when the task was cancelled before it.
+            loop.execute { [self] in
+                if let number = waiter.withLock({ $0 }) { cancel(number) }
             }
-            return (table.start(request, along: providers, key: key, deadline: deadline, client: client), 0)
         }
     }
 
-    /// Starts a trip of its own for a joiner the shared answer was not for: its number.
-    private nonisolated func startAlone(
-        _ request: Request, along providers: [any RequestProvider], deadline: Duration, client: Int
-    ) -> Int {
-        assumeIsolated { table in
-            table.askedAlone += 1
-            return table.start(request, along: providers, key: nil, deadline: deadline, client: client)
-        }
-    }
-
-    /// Registers a new flight (under `key` when given, its starter enlisted as waiter 0),
-    /// starts its trip, and returns its number.
+    /// Registers a new flight (under `key` when given) and starts its trip.
     private func start(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
-    ) -> Int {
+    ) -> Flight {
         started += 1
         nextFlight += 1
         let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
+        budget.extend(to: .now + deadline)
         let flight = Flight(
             id: nextFlight, key: key, asked: ProviderChain.asked(for: request, from: providers).map(\.name), budget: budget)
         flights[flight.id] = flight
         if let key { shared[key] = flight.id }
-        _ = enlist(in: flight, deadline: deadline)
         let (id, attempts, work) = (flight.id, flight.attempts, work)
         flight.task = Task(executorPreference: loop) { [self] in
             let result = await Self.fly(request, along: providers, work: work, budget: budget, client: client, attempts: attempts)
             complete(id, with: result)
         }
-        return flight.id
-    }
-
-    /// A waiter's number in `flight`, the trip's budget extended to its `deadline`.
-    private func enlist(in flight: Flight, deadline: Duration) -> Int {
-        let waiter = flight.nextWaiter
-        flight.nextWaiter += 1
-        flight.interested += 1
-        flight.budget.extend(to: .now + deadline)
-        return waiter
+        return flight
     }
 
     /// The trip itself: `request` down `providers` within `budget`, on behalf of `client`
@@ -233,49 +251,19 @@ actor FlightTable {
         }
     }
 
-    /// The trip's result, or this waiter's own deadline or cancellation, whichever comes first.
-    private nonisolated func wait(in flight: Int, as waiter: Int, deadline: Duration) async -> Flight.Outcome {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let cancelled = Task.isCancelled
-                assumeIsolated { $0.register(continuation, in: flight, as: waiter, deadline: deadline, cancelled: cancelled) }
-            }
-        } onCancel: {
-            loop.execute { [self] in
-                assumeIsolated { table in
-                    guard let flight = table.flights[flight] else { return }
-                    table.leave(flight, waiter, with: .failure(flight.cancelled()))
-                }
-            }
-        }
-    }
-
-    /// Answers `continuation` at once when the trip is over or the waiter was cancelled;
-    /// otherwise keeps it, with a timer for its deadline.
-    private func register(
-        _ continuation: CheckedContinuation<Flight.Outcome, Never>, in id: Int, as waiter: Int, deadline: Duration,
-        cancelled: Bool
+    /// Notes `waiter` in `flight`, answered by `deliver` when the trip ends or the waiter's
+    /// `deadline` passes, whichever comes first.
+    private func enlist(
+        _ waiter: Int, in flight: Flight, startedTheTrip: Bool, deadline: Duration, deliver: @escaping (Flight.Outcome) -> Void
     ) {
-        guard let flight = flights[id] else {
-            preconditionFailure("a flight stays while a waiter it enlisted has not taken its answer")
-        }
-        if let result = flight.result {
-            flight.interested -= 1
-            forgetIfDone(flight)
-            continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter == 0))
-        } else if cancelled {
-            flight.interested -= 1
-            continuation.resume(returning: .answered(.failure(flight.cancelled())))
-            // The trip may have been started for this waiter alone.
-            abandonIfUnwanted(flight)
-        } else {
-            let timer = try? LoopTimer(on: loop)
-            flight.waiters[waiter] = Flight.Waiter(continuation: continuation, timer: timer, startedTheTrip: waiter == 0)
-            timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
-                assumeIsolated { table in
-                    guard let flight = table.flights[id] else { return }
-                    table.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
-                }
+        let timer = try? LoopTimer(on: loop)
+        flight.waiters[waiter] = Flight.Waiter(deliver: deliver, timer: timer, startedTheTrip: startedTheTrip)
+        flightOf[waiter] = flight.id
+        let id = flight.id
+        timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
+            assumeIsolated { table in
+                guard let flight = table.flights[id] else { return }
+                table.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
             }
         }
     }
@@ -283,47 +271,40 @@ actor FlightTable {
     /// Answers one waiter early; the trip is abandoned when nobody waits for it any more.
     private func leave(_ flight: Flight, _ waiter: Int, with result: Result<Response, ChainError>) {
         guard let left = flight.waiters.removeValue(forKey: waiter) else { return }
-        flight.interested -= 1
+        flightOf[waiter] = nil
         left.timer?.close()
-        left.continuation.resume(returning: .answered(result))
-        abandonIfUnwanted(flight)
-    }
-
-    /// Cancels the trip when nobody waits for it, or is about to, any more.
-    private func abandonIfUnwanted(_ flight: Flight) {
-        if flight.interested == 0, flight.result == nil, let task = flight.task {
+        if flight.waiters.isEmpty, let task = flight.task {
+            // Nobody waits for the trip any more.
             flight.task = nil
             task.cancel()
             unshare(flight)
             flights[flight.id] = nil
         }
+        // Last: what the waiter does with its answer may enter the table again.
+        left.deliver(.answered(result))
     }
 
     /// Hands the trip's result to its waiters (from the trip's task, on the loop).
     private nonisolated func complete(_ id: Int, with result: Result<Response, ChainError>) {
         assumeIsolated { table in
-            guard let flight = table.flights[id] else { return }
-            flight.result = result
+            guard let flight = table.flights.removeValue(forKey: id) else { return }
             flight.task = nil
             table.unshare(flight)
-            let answered = flight.waiters.values
+            let answered = flight.waiters
             flight.waiters.removeAll()
-            for waiter in answered {
-                flight.interested -= 1
-                waiter.timer?.close()
-                waiter.continuation.resume(returning: flight.outcome(of: result, startedTheTrip: waiter.startedTheTrip))
+            for (waiter, entry) in answered {
+                table.flightOf[waiter] = nil
+                entry.timer?.close()
             }
-            table.forgetIfDone(flight)
+            // Last: what a waiter does with its answer may enter the table again.
+            for entry in answered.values {
+                entry.deliver(flight.outcome(of: result, startedTheTrip: entry.startedTheTrip))
+            }
         }
     }
 
     /// Stops identical reads from joining `flight`.
     private func unshare(_ flight: Flight) {
         if let key = flight.key, shared[key] == flight.id { shared[key] = nil }
-    }
-
-    /// Forgets a finished flight once every waiter it enlisted has taken its answer.
-    private func forgetIfDone(_ flight: Flight) {
-        if flight.result != nil, flight.interested == 0 { flights[flight.id] = nil }
     }
 }

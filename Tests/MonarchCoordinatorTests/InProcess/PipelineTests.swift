@@ -190,4 +190,30 @@ struct PipelineTests {
             #expect(plainAnswer.id == 2 && plainAnswer.body == binary)
         }
     }
+
+    @Test("Pipelined requests refused before their trip and requests on a trip: each answered once, the client's share kept")
+    func refusedAndTravellingRequestsPipelined() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"docs/...\", domain: docs }]\nlimits: { inFlightPerClient: 4096 }") { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let client = try await cluster.client()
+            // 3,000 refused at once (no route), three travelling, interleaved.
+            for id in 1...3_000 {
+                try await client.send(RequestMessage(id: MessageID(id), path: id % 1_000 == 0 ? "docs/\(id)" : "nowhere/\(id)"))
+            }
+            for id in 1...3_000 where id % 1_000 != 0 {
+                #expect(code(try await client.answer(MessageID(id))) == "noRoute")
+            }
+            for _ in 1...3 {
+                let request = try await bundle.nextRequest()
+                try await bundle.respond(request.id, request.path)
+            }
+            for id in [1_000, 2_000, 3_000] {
+                #expect(text(try await client.answer(MessageID(id))) == "docs/\(id)")
+            }
+            let (inFlight, flights) = try await cluster.loop.submit {
+                (cluster.coordinator.clients.values.map { $0.assumeIsolated { $0.callsInFlight } }, cluster.coordinator.flights.assumeIsolated { $0.count })
+            }
+            #expect(inFlight == [0] && flights == 0, "nothing is left in flight")
+        }
+    }
 }
