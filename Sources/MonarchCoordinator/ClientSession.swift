@@ -54,6 +54,8 @@ actor ClientSession {
     private var waitingIDs: Set<MessageID> = []
     /// The sizes of the last answers sent, in bytes: the largest of them sizes the window.
     private var recentAnswers: Deque<Int> = []
+    /// The largest of ``recentAnswers``, nil before the first answer.
+    private var largestRecentAnswer: Int?
     /// How many answer sizes ``recentAnswers`` keeps.
     private static let answersRemembered = 32
     /// When a frame last arrived (or the last call ended).
@@ -94,7 +96,7 @@ actor ClientSession {
     /// size fit), within its share.
     private var window: Int {
         let limits = coordinator.limits
-        let largest = recentAnswers.max() ?? limits.maxFrameBytes
+        let largest = largestRecentAnswer ?? limits.maxFrameBytes
         return max(1, min(limits.inFlightPerClient, limits.clientQueueBytes / max(largest, 1)))
     }
 
@@ -193,9 +195,22 @@ actor ClientSession {
             ).detail)))
             return
         }
-        waiting.append((id, work, .now))
-        waitingIDs.insert(id)
-        startWaiting()
+        if waiting.isEmpty, !starting, mayStart {
+            // Nothing waits before it: it starts now, without queueing.
+            starting = true
+            start(id, work, arrived: .now)
+            starting = false
+            startWaiting()
+        } else {
+            waiting.append((id, work, .now))
+            waitingIDs.insert(id)
+            startWaiting()
+        }
+    }
+
+    /// Whether another exchange may start: the client takes its answers and the window has room.
+    private var mayStart: Bool {
+        connection.isOpen && connection.stream.isWritable && calls.count < window
     }
 
     /// Whether ``startWaiting()`` is running: an exchange answered while it starts returns to it.
@@ -206,25 +221,31 @@ actor ClientSession {
         guard !starting else { return }
         starting = true
         defer { starting = false }
-        while let next = waiting.first, connection.isOpen, connection.stream.isWritable, calls.count < window {
+        while let next = waiting.first, mayStart {
             waiting.removeFirst()
             waitingIDs.remove(next.id)
-            let (id, work, arrived) = next
-            switch work {
-            case .request(let request):
-                // Answered on the loop, into the session's isolation: no task, no hop. A request
-                // refused before its trip is answered at once, and never becomes a call.
-                let waiter = coordinator.answer(request, for: self.id, arrived: arrived) { [unowned self] reply in
-                    finish(id, with: reply)
-                }
-                if let waiter { calls[id] = .request(waiter: waiter) }
-            case .exchange(let answer):
-                // The exchange runs outside the session's isolation, on the loop, and comes back
-                // into it synchronously to answer: no hop either way.
-                calls[id] = .exchange(Task(executorPreference: connection.loop) { [self] in
-                    finish(id, with: await answer(arrived))
-                })
+            start(next.id, next.work, arrived: next.arrived)
+        }
+    }
+
+    /// Starts call `id`, which arrived at `arrived`. Only while ``starting``: an answer given
+    /// before this returns comes back to ``finish(_:with:)``, which leaves the waiting
+    /// exchanges to the loop under way.
+    private func start(_ id: MessageID, _ work: Work, arrived: ContinuousClock.Instant) {
+        switch work {
+        case .request(let request):
+            // Answered on the loop, into the session's isolation: no task, no hop. A request
+            // refused before its trip is answered at once, and never becomes a call.
+            let waiter = coordinator.answer(request, for: self.id, arrived: arrived) { [unowned self] reply in
+                finish(id, with: reply)
             }
+            if let waiter { calls[id] = .request(waiter: waiter) }
+        case .exchange(let answer):
+            // The exchange runs outside the session's isolation, on the loop, and comes back
+            // into it synchronously to answer: no hop either way.
+            calls[id] = .exchange(Task(executorPreference: connection.loop) { [self] in
+                finish(id, with: await answer(arrived))
+            })
         }
     }
 
@@ -260,8 +281,12 @@ actor ClientSession {
         let before = connection.stream.queuedWriteBytes
         do {
             try connection.send(message)
-            recentAnswers.append(max(connection.stream.queuedWriteBytes - before, 0))
-            if recentAnswers.count > Self.answersRemembered { recentAnswers.removeFirst() }
+            let size = max(connection.stream.queuedWriteBytes - before, 0)
+            recentAnswers.append(size)
+            largestRecentAnswer = max(largestRecentAnswer ?? size, size)
+            if recentAnswers.count > Self.answersRemembered, recentAnswers.removeFirst() == largestRecentAnswer {
+                largestRecentAnswer = recentAnswers.max()
+            }
         } catch {
             guard let id = message.id else { return }
             let failure = FailureMessage(id: id, error: ChainError(
