@@ -67,10 +67,14 @@ def outcome_of(sock, timeout):
 
 @case("invalid-vectors", "P", "every invalid vector of Protocols/vectors/frames.json, before and after hello, "
       "whole and byte by byte: an `error` with the vector's code (unexpectedMessage where a valid message the "
-      "client may not send comes first), then a close, within 5 s", budget=240, quick_budget=150)
+      "client may not send comes first; invalidJSON for a raw-body vector before hello, when no extension is "
+      "agreed yet), then a close, within 5 s", budget=240, quick_budget=150)
 def invalid_vectors(ctx):
     vectors = [v for v in load_vectors() if "error" in v["expect"] and not v.get("maxFrameBytes")]
-    hello = wire.frame({"type": "hello", "role": "client", "version": 1, **({"token": ctx.token} if ctx.token else {})})
+    hello_fields = {"type": "hello", "role": "client", "version": 1, **({"token": ctx.token} if ctx.token else {})}
+    hello = wire.frame(hello_fields)
+    # Vectors for a receiver that agreed to raw bodies (protocol section 2.1) follow a hello offering them.
+    raw_hello = wire.frame(dict(hello_fields, features=["rawBodies"]))
     checked = 0
     for vector in vectors:
         data = bytes.fromhex(vector["hex"])
@@ -81,6 +85,7 @@ def invalid_vectors(ctx):
         allowed = {expected}
         if any(kind not in CLIENT_TYPES or kind == "hello" for kind in prior):
             allowed.add("unexpectedMessage")
+        raw_bodies = vector.get("rawBodies", False)
         for phase in ("before-hello", "after-hello"):
             for trickle in (False, True):
                 if trickle and len(data) > 200:
@@ -88,13 +93,19 @@ def invalid_vectors(ctx):
                 sock = wire.connect_raw(ctx.cluster.client_address)
                 try:
                     if phase == "after-hello":
-                        sock.sendall(hello)
+                        sock.sendall(raw_hello if raw_bodies else hello)
                         conn = wire.Conn(None, sock=sock)
                         welcome = conn.recv(5)
                         if welcome.get("type") != "welcome":
                             ctx.check(False, "%s: hello answered %s" % (vector["name"], wire.describe(welcome)))
                             continue
+                        if raw_bodies and "rawBodies" not in (welcome.get("features") or []):
+                            ctx.check(False, "%s: the welcome did not agree to rawBodies: %s" % (
+                                vector["name"], wire.describe(welcome)))
+                            continue
                     allowed_here = allowed | ({"unexpectedMessage"} if prior and phase == "before-hello" else set())
+                    if raw_bodies and phase == "before-hello":
+                        allowed_here = {"invalidJSON"}
                     try:
                         if trickle:
                             for byte in data:
