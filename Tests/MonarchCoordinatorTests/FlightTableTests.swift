@@ -150,6 +150,36 @@ struct FlightTableTests {
         }
     }
 
+    @Test("Cancelling a waiter answers it at once and leaves the trip to the others; cancelling the last abandons the trip")
+    func cancellingWaiters() async throws {
+        try await withTable { loop, table in
+            let provider = HeldProvider { _ in .response(Response(body: Data("late".utf8))) }
+            let answers = Mutex<[Int: Result<Response, ChainError>]>([:])
+            func begin(_ client: Int) async throws -> Int {
+                try await loop.submit {
+                    table.begin(Request(path: "me"), along: [provider], key: "k", deadline: .seconds(60), client: client) { result in
+                        answers.withLock { $0[client] = result }
+                    }
+                }
+            }
+            let first = try await begin(1)
+            try await waitForCalls(provider, 1)
+            let second = try await begin(2)
+            #expect(answers.withLock { $0.isEmpty }, "nothing is answered before the trip ends")
+            try await loop.submit { table.cancel(first) }
+            #expect(answers.withLock { $0[1]?.failure?.code } == .cancelled, "the cancelled waiter is answered at once")
+            #expect(try await loop.submit { table.assumeIsolated { $0.count } } == 1, "the trip goes on for the other")
+            try await loop.submit { table.cancel(second) }
+            #expect(answers.withLock { $0[2]?.failure?.code } == .cancelled)
+            #expect(try await loop.submit { table.assumeIsolated { $0.count } } == 0, "nobody waits: the trip is abandoned")
+            try await loop.submit { table.cancel(second) }
+            provider.release()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(answers.withLock { $0.count } == 2, "each waiter is answered once; the abandoned trip's answer goes nowhere")
+            #expect(answers.withLock { $0[2]?.failure?.code } == .cancelled)
+        }
+    }
+
     @Test("Without a key nothing is shared")
     func unkeyedTripsAreAlone() async throws {
         try await withTable { loop, table in
