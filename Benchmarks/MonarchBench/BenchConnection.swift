@@ -157,9 +157,8 @@ final class BenchConnection {
     private func welcome(_ payload: [UInt8]) {
         switch try? codec.decode(payload) {
         case .welcome(let welcome)?:
-            if let limit = welcome.maxFrameBytes { frames?.maxOutboundFrameBytes = limit }
-            codec.rawBodies = welcome.features?.contains(WireFeature.rawBodies) ?? false
-            frames?.rawBodies = codec.rawBodies
+            frames?.adopt(welcome)
+            codec = frames?.codec ?? codec
             welcomed = true
             shard.handshakeEnded(error: nil)
         case .error(let error)?:

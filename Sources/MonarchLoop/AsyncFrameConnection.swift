@@ -122,18 +122,12 @@ public final class AsyncFrameConnection: Sendable {
         try await send(payload: connection.codec.encode(message))
     }
 
-    /// Adopts what the listener's `welcome` announced: frames sent from now on keep to its
-    /// `maxFrameBytes` (the protocol's default when it announced none), and use the extensions
-    /// it agreed to. Call it before sending anything after the hello.
+    /// Adopts what the listener's `welcome` announced (``FrameConnection/adopt(_:)``). Call it
+    /// before sending anything after the hello.
     ///
     /// - Throws: ``EventLoopError`` when the loop has shut down.
     public func adopt(_ welcome: Welcome) async throws {
-        let limit = min(max(1, welcome.maxFrameBytes ?? FrameDecoder.defaultMaxFrameBytes), Int(UInt32.max))
-        let rawBodies = welcome.features?.contains(WireFeature.rawBodies) ?? false
-        try await loop.submit { [connection] in
-            connection.maxOutboundFrameBytes = limit
-            connection.rawBodies = rawBodies
-        }
+        try await loop.submit { [connection] in connection.adopt(welcome) }
     }
 
     /// Closes the connection and waits until it is closed.

@@ -78,6 +78,13 @@ public final class FrameConnection: @unchecked Sendable {
         set { codec.rawBodies = newValue }
     }
 
+    /// Adopts what the listener's `welcome` announced: frames sent from now on keep to its
+    /// ``Welcome/frameLimit`` and use the extensions it agreed to. Loop thread only.
+    public func adopt(_ welcome: Welcome) {
+        maxOutboundFrameBytes = welcome.frameLimit
+        rawBodies = welcome.agreed(to: WireFeature.rawBodies)
+    }
+
     /// Starts reading frames. Loop thread only.
     public func start() { stream.startReading() }
     /// Stops reading frames until ``resume()`` (backpressure towards the peer). Loop thread only.

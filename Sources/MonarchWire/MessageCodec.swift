@@ -52,11 +52,9 @@ public struct MessageCodec: Sendable {
         return try decodeJSON(payload)
     }
 
-    /// Decodes a payload that holds one JSON object.
+    /// Decodes a payload that holds one JSON object. Never empty: `decode` refuses an empty
+    /// payload, and a raw-body payload's JSON is at least one byte.
     private func decodeJSON(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) -> WireMessage {
-        guard !payload.isEmpty else {
-            throw ProtocolError(.invalidJSON, "empty payload: a frame holds one JSON object")
-        }
         guard Self.isValidUTF8(payload) else {
             throw ProtocolError(.invalidUTF8, "payload of \(payload.count) bytes is not valid UTF-8")
         }

@@ -29,7 +29,7 @@ public struct AnswerLimits: Sendable, Equatable, CustomStringConvertible {
 
     /// The limits a `welcome` announces: its `maxFrameBytes`, else the protocol's default.
     public init(welcome: Welcome) {
-        self.init(maxFrameBytes: welcome.maxFrameBytes ?? FrameDecoder.defaultMaxFrameBytes)
+        self.init(maxFrameBytes: welcome.frameLimit)
     }
 
     /// The largest body, in bytes, whose base64 form and ``envelopeReserve`` fit in

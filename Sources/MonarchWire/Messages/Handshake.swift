@@ -111,4 +111,15 @@ public struct Welcome: Codable, Sendable, Equatable {
         origin = try c.decodeIfPresent(String.self, forKey: .origin)
         features = try WireFeature.decodeList(from: c, forKey: .features)
     }
+
+    /// The largest payload to send the listener: its ``maxFrameBytes`` (the protocol's default
+    /// when it announced none), within `1...UInt32.max`, what a frame header can announce.
+    public var frameLimit: Int {
+        min(max(1, maxFrameBytes ?? FrameDecoder.defaultMaxFrameBytes), Int(UInt32.max))
+    }
+
+    /// Whether the connection uses the extension `feature` (``WireFeature``) from now on.
+    public func agreed(to feature: String) -> Bool {
+        features?.contains(feature) ?? false
+    }
 }
