@@ -200,12 +200,11 @@ actor ClientSession {
             starting = true
             start(id, work, arrived: .now)
             starting = false
-            startWaiting()
         } else {
             waiting.append((id, work, .now))
             waitingIDs.insert(id)
-            startWaiting()
         }
+        startWaiting()
     }
 
     /// Whether another exchange may start: the client takes its answers and the window has room.

@@ -364,9 +364,13 @@ public final class Coordinator: @unchecked Sendable {
     /// and forgets invalidations no trip under way can need.
     private func maintain() {
         let now = ContinuousClock.now
+        let timeout = limits.idleTimeout
         for client in clients.values {
-            let timeout = limits.idleTimeout
-            let (idle, stalled) = client.assumeIsolated { ($0.isIdle(now: now, timeout: timeout), $0.isStalled(now: now, timeout: timeout)) }
+            // A stall is looked for (and tracked) only in a client that is not idle.
+            let (idle, stalled) = client.assumeIsolated { session in
+                let idle = session.isIdle(now: now, timeout: timeout)
+                return (idle, !idle && session.isStalled(now: now, timeout: timeout))
+            }
             if idle {
                 idleClientsClosed += 1
                 logger.debug("closing client \(client.id): nothing received for \(limits.idleTimeout) and nothing in flight")
