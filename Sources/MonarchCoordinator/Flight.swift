@@ -192,27 +192,6 @@ actor FlightTable {
         }
     }
 
-    /// The chain's answer to `request` (see ``begin(_:along:key:deadline:client:done:)``), for
-    /// a task running on the loop; cancelling the task answers `cancelled` at once.
-    nonisolated func run(
-        _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
-    ) async -> Result<Response, ChainError> {
-        let waiter = Mutex<Int?>(nil)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let number = begin(request, along: providers, key: key, deadline: deadline, client: client) {
-                    continuation.resume(returning: $0)
-                }
-                waiter.withLock { $0 = number }
-            }
-        } onCancel: {
-            // Runs after the job that began the wait, even when the task was cancelled before it.
-            loop.execute { [self] in
-                if let number = waiter.withLock({ $0 }) { cancel(number) }
-            }
-        }
-    }
-
     /// Registers a new flight (under `key` when given) and starts its trip.
     private func start(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
