@@ -10,7 +10,15 @@ extension String {
     /// already in lowercase is returned as it is.
     package var asciiLowercased: String {
         guard utf8.contains(where: { $0.asciiLowercased != $0 }) else { return self }
-        return String(decoding: utf8.map(\.asciiLowercased), as: UTF8.self)
+        let count = utf8.count
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var written = 0
+            for byte in utf8 {
+                buffer[written] = byte.asciiLowercased
+                written += 1
+            }
+            return written
+        }
     }
 }
 

@@ -45,6 +45,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         }
     }
 
+    /// The fields with their names in lowercase, in no particular order.
+    var lowercasedFields: some Sequence<(name: String, value: String)> {
+        index.lazy.map { (name: $0.key, value: fields[$0.value].value) }
+    }
+
     /// Whether there are no fields.
     public var isEmpty: Bool { fields.isEmpty }
 

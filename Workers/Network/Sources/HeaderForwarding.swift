@@ -44,8 +44,8 @@ public enum HeaderForwarding {
         var lowercased: [String: String] = [:]
         lowercased.reserveCapacity(headers.fields.count)
         // HTTPHeaders holds each name once, compared without case: lowercasing joins nothing.
-        for field in headers.fields {
-            let name = field.name.asciiLowercased
+        for field in headers.lowercasedFields {
+            let name = field.name
             if hopByHop.contains(name) || named.contains(name) { continue }
             if decoded && (name == "content-encoding" || name == "content-length") { continue }
             lowercased[name] = field.value
