@@ -5,8 +5,9 @@ import MonarchWire
 
 /// The coordinator's side of one registered worker's connection: requests go out with ids of
 /// the coordinator's own, answers come back matched by id. At most ``capacity`` requests are
-/// out at once (the pool queues the rest). Loop thread only.
-final class WorkerSession: @unchecked Sendable {
+/// out at once (the pool queues the rest). Its changing state is bound to the loop: every
+/// access from another thread stops the process.
+final class WorkerSession: Sendable {
     /// How one forwarded request ended.
     enum Reply: Sendable {
         /// The worker answered (a response, a miss or a failure).
@@ -15,57 +16,60 @@ final class WorkerSession: @unchecked Sendable {
         case lost(String)
     }
 
+    /// What changes while the worker is connected.
+    private struct State {
+        var nextID: MessageID = 1
+        /// Callers waiting for an answer, by request id.
+        var waiting: [MessageID: CheckedContinuation<Reply, Never>] = [:]
+        /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
+        var outstanding: Set<MessageID> = []
+        /// Requests cancelled and not answered yet, with when the cancel went out: past
+        /// ``cancelGrace`` they are forgotten, so a worker that never answers them does not keep
+        /// their slots (nor the table) for ever.
+        var cancelled: [MessageID: ContinuousClock.Instant] = [:]
+        /// Slots promised to callers of the pool that have not sent their request yet.
+        var reserved = 0
+        /// Requests out and slots promised, by upstream host (`host:port`, `""` for none).
+        var byHost: [String: Int] = [:]
+        /// The upstream host of each request out.
+        var hostOf: [MessageID: String] = [:]
+        var forwarded = 0
+        var answered = 0
+        var failures = 0
+        var forgotten = 0
+        var lateAnswers = 0
+        var lostReason: String?
+        var isDraining = false
+        var isUnresponsive = false
+        var lastHeard = ContinuousClock.now
+        /// Callers of ``exchange(timeoutMs:_:)`` waiting for a `result` or `failure`, by id.
+        var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
+        var onLost: ((WorkerSession) -> Void)?
+        var onSharedChange: ((SharedChangeMessage) -> Void)?
+        var onSlotFreed: ((WorkerSession) -> Void)?
+
+        /// A fresh message id.
+        mutating func takeID() -> MessageID {
+            defer { nextID += 1 }
+            return nextID
+        }
+
+        /// Frees the host slot a request or a promise held.
+        mutating func release(host: String) {
+            let left = byHost[host, default: 1] - 1
+            byHost[host] = left > 0 ? left : nil
+        }
+    }
+
     /// The coordinator's id for the worker (`bundle-1`).
     let id: String
     /// What the worker said in its `hello`.
     let hello: Hello
     let connection: FrameConnection
     private let logger: Logger
-    private var nextID: MessageID = 1
-    /// Callers waiting for an answer, by request id.
-    private var waiting: [MessageID: CheckedContinuation<Reply, Never>] = [:]
-    /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
-    private(set) var outstanding: Set<MessageID> = []
-    /// Requests cancelled and not answered yet, with when the cancel went out: past
-    /// ``cancelGrace`` they are forgotten, so a worker that never answers them does not keep
-    /// their slots (nor the table) for ever.
-    private var cancelled: [MessageID: ContinuousClock.Instant] = [:]
-    /// Slots promised to callers of the pool that have not sent their request yet.
-    private(set) var reserved = 0
-    /// Requests out and slots promised, by upstream host (`host:port`, `""` for none).
-    private var byHost: [String: Int] = [:]
-    /// The upstream host of each request out.
-    private var hostOf: [MessageID: String] = [:]
-    /// Requests forwarded so far.
-    private(set) var forwarded = 0
-    /// Answers received so far.
-    private(set) var answered = 0
-    /// Of those, failures.
-    private(set) var failures = 0
-    /// Cancelled requests the worker never answered, forgotten after ``cancelGrace``.
-    private(set) var forgotten = 0
-    /// Answers that came for requests no longer waited for (forgotten, or late), ignored.
-    private(set) var lateAnswers = 0
-    /// Why the worker is out of rotation for good: its connection ended, or it stopped
-    /// answering pings.
-    private(set) var lostReason: String?
-    /// Whether it is being drained (scale-down): it takes no new requests and finishes those it has.
-    var isDraining = false
-    /// Whether it stopped answering pings (it is being killed or disconnected).
-    private(set) var isUnresponsive = false
-    /// When anything last arrived from the worker.
-    private(set) var lastHeard = ContinuousClock.now
+    private let state: LoopBound<State>
     /// When it registered.
     let registeredAt = ContinuousClock.now
-    /// Callers of ``exchange(_:)`` waiting for a `result` or `failure`, by id.
-    private var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
-    /// Called once when the connection ends.
-    var onLost: ((WorkerSession) -> Void)?
-    /// Called with each change to the shared store another coordinator made, as the (cache)
-    /// worker forwarded it.
-    var onSharedChange: ((SharedChangeMessage) -> Void)?
-    /// Called when a slot frees up (an answer came, or a cancelled request was forgotten).
-    var onSlotFreed: ((WorkerSession) -> Void)?
 
     /// How many requests a worker that announces no `capacity` in its hello runs at once.
     static let defaultCapacity = 64
@@ -83,6 +87,7 @@ final class WorkerSession: @unchecked Sendable {
         self.hello = hello
         self.connection = connection
         self.logger = logger
+        self.state = LoopBound(State(), loop: connection.loop)
         self.shardName = hello.name ?? id
         self.capacity = hello.capacity ?? Self.defaultCapacity
         self.hostCapacity = min(hello.hostCapacity ?? capacity, capacity)
@@ -90,42 +95,87 @@ final class WorkerSession: @unchecked Sendable {
         connection.onEnd = { [self] end in ended(end) }
     }
 
+    // MARK: - What the pool, the coordinator and status read (loop thread only)
+
+    /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
+    var outstanding: Set<MessageID> { state.value.outstanding }
+    /// Slots promised to callers of the pool that have not sent their request yet.
+    var reserved: Int { state.value.reserved }
+    /// Requests forwarded so far.
+    var forwarded: Int { state.value.forwarded }
+    /// Answers received so far.
+    var answered: Int { state.value.answered }
+    /// Of those, failures.
+    var failures: Int { state.value.failures }
+    /// Cancelled requests the worker never answered, forgotten after ``cancelGrace``.
+    var forgotten: Int { state.value.forgotten }
+    /// Answers that came for requests no longer waited for (forgotten, or late), ignored.
+    var lateAnswers: Int { state.value.lateAnswers }
+    /// Why the worker is out of rotation for good: its connection ended, or it stopped
+    /// answering pings.
+    var lostReason: String? { state.value.lostReason }
+    /// Whether it is being drained (scale-down): it takes no new requests and finishes those it has.
+    var isDraining: Bool {
+        get { state.value.isDraining }
+        set { state.value.isDraining = newValue }
+    }
+    /// Whether it stopped answering pings (it is being killed or disconnected).
+    var isUnresponsive: Bool { state.value.isUnresponsive }
+    /// When anything last arrived from the worker.
+    var lastHeard: ContinuousClock.Instant { state.value.lastHeard }
+    /// Called once when the connection ends.
+    var onLost: ((WorkerSession) -> Void)? {
+        get { state.value.onLost }
+        set { state.value.onLost = newValue }
+    }
+    /// Called with each change to the shared store another coordinator made, as the (cache)
+    /// worker forwarded it.
+    var onSharedChange: ((SharedChangeMessage) -> Void)? {
+        get { state.value.onSharedChange }
+        set { state.value.onSharedChange = newValue }
+    }
+    /// Called when a slot frees up (an answer came, or a cancelled request was forgotten).
+    var onSlotFreed: ((WorkerSession) -> Void)? {
+        get { state.value.onSlotFreed }
+        set { state.value.onSlotFreed = newValue }
+    }
+
     /// The worker's kind.
     var kind: String { hello.kind ?? "worker" }
 
     /// Requests out and slots promised.
-    var load: Int { outstanding.count + reserved }
+    var load: Int {
+        let state = state.value
+        return state.outstanding.count + state.reserved
+    }
 
     /// Whether it takes new requests: connected, answering, not draining.
-    var isServing: Bool { lostReason == nil && !isDraining }
+    var isServing: Bool {
+        let state = state.value
+        return state.lostReason == nil && !state.isDraining
+    }
 
     /// Whether another request may be sent now.
     var hasRoom: Bool { isServing && load < capacity }
 
     /// Whether another request for upstream `host` may be sent now.
     func hasRoom(forHost host: String) -> Bool {
-        hasRoom && byHost[host, default: 0] < hostCapacity
+        hasRoom && state.value.byHost[host, default: 0] < hostCapacity
     }
 
     /// Promises a slot to a request for `host`, which ``forward(_:host:)`` then takes.
     func reserve(host: String) {
-        reserved += 1
-        byHost[host, default: 0] += 1
-    }
-
-    private func release(host: String) {
-        let left = byHost[host, default: 1] - 1
-        byHost[host] = left > 0 ? left : nil
+        state.value.reserved += 1
+        state.value.byHost[host, default: 0] += 1
     }
 
     /// Whether it has nothing left to answer (requests or admin exchanges).
-    var isIdle: Bool { outstanding.isEmpty && exchanges.isEmpty }
+    var isIdle: Bool { state.value.outstanding.isEmpty && state.value.exchanges.isEmpty }
 
     /// Sends a heartbeat `ping`. Loop thread only.
     func ping() {
         guard lostReason == nil else { return }
-        let id = nextID
-        nextID += 1
+        let id = state.value.takeID()
         try? connection.send(.ping(PingMessage(id: id)))
     }
 
@@ -135,7 +185,7 @@ final class WorkerSession: @unchecked Sendable {
     /// closes it. Loop thread only.
     func declareUnresponsive(_ reason: String) {
         guard lostReason == nil else { return }
-        isUnresponsive = true
+        state.value.isUnresponsive = true
         strand(reason)
     }
 
@@ -143,24 +193,22 @@ final class WorkerSession: @unchecked Sendable {
     /// waits for the worker's answer. A cancelled caller gets a `cancelled` failure at once and
     /// the worker gets a `cancel`. Runs on the loop.
     func forward(_ request: Request, host: String) async -> Reply {
-        connection.loop.preconditionInEventLoop()
-        reserved -= 1
+        state.value.reserved -= 1
         if let lostReason {
-            release(host: host)
+            state.value.release(host: host)
             return .lost(lostReason)
         }
-        let id = nextID
-        nextID += 1
+        let id = state.value.takeID()
         do {
             try connection.send(.request(request.message(id: id)))
         } catch {
-            release(host: host)
+            state.value.release(host: host)
             onSlotFreed?(self)
             return .answered(.failure(ProviderFailure(code: "requestTooLarge", message: "\(error)")))
         }
-        outstanding.insert(id)
-        hostOf[id] = host
-        forwarded += 1
+        state.value.outstanding.insert(id)
+        state.value.hostOf[id] = host
+        state.value.forwarded += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if let lostReason {
@@ -169,12 +217,12 @@ final class WorkerSession: @unchecked Sendable {
                     cancel(id)
                     continuation.resume(returning: .answered(.failure(.cancelled)))
                 } else {
-                    waiting[id] = continuation
+                    state.value.waiting[id] = continuation
                 }
             }
         } onCancel: {
             connection.loop.execute { [self] in
-                guard let continuation = waiting.removeValue(forKey: id) else { return }
+                guard let continuation = state.value.waiting.removeValue(forKey: id) else { return }
                 cancel(id)
                 continuation.resume(returning: .answered(.failure(.cancelled)))
             }
@@ -192,10 +240,8 @@ final class WorkerSession: @unchecked Sendable {
     /// and waits for the worker's `result` or `failure`; nil when the worker is lost first, the
     /// message cannot be sent, or no answer comes within `timeoutMs`. Runs on the loop.
     func exchange(timeoutMs: UInt64 = exchangeTimeoutMs, _ make: (MessageID) -> WireMessage) async -> WireMessage? {
-        connection.loop.preconditionInEventLoop()
         guard lostReason == nil else { return nil }
-        let id = nextID
-        nextID += 1
+        let id = state.value.takeID()
         do {
             try connection.send(make(id))
         } catch {
@@ -205,9 +251,9 @@ final class WorkerSession: @unchecked Sendable {
         defer { timer?.close() }
         return await withCheckedContinuation { continuation in
             if lostReason != nil { return continuation.resume(returning: nil) }
-            exchanges[id] = continuation
+            state.value.exchanges[id] = continuation
             timer?.start(afterMs: timeoutMs) { [self] in
-                guard let waiting = exchanges.removeValue(forKey: id) else { return }
+                guard let waiting = state.value.exchanges.removeValue(forKey: id) else { return }
                 logger.warning("worker \(self.id) did not answer exchange \(id) within \(timeoutMs) ms")
                 waiting.resume(returning: nil)
             }
@@ -217,54 +263,57 @@ final class WorkerSession: @unchecked Sendable {
     /// Records why the worker is out of rotation and releases everything waiting for it: its
     /// requests as lost (they may be tried elsewhere), its exchanges without an answer.
     private func strand(_ reason: String) {
-        lostReason = reason
-        let stranded = waiting
-        waiting.removeAll()
-        outstanding.removeAll()
-        cancelled.removeAll()
-        for host in hostOf.values { release(host: host) }
-        hostOf.removeAll()
+        let (stranded, unanswered) = { (state: inout State) in
+            state.lostReason = reason
+            let stranded = state.waiting
+            let unanswered = state.exchanges
+            state.waiting.removeAll()
+            state.outstanding.removeAll()
+            state.cancelled.removeAll()
+            for host in state.hostOf.values { state.release(host: host) }
+            state.hostOf.removeAll()
+            state.exchanges.removeAll()
+            return (stranded, unanswered)
+        }(&state.value)
         if !stranded.isEmpty {
             logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
         } else {
             logger.info("\(reason)")
         }
         for continuation in stranded.values { continuation.resume(returning: .lost(reason)) }
-        let unanswered = exchanges
-        exchanges.removeAll()
         for continuation in unanswered.values { continuation.resume(returning: nil) }
     }
 
     /// Asks the worker to stop working on request `id`; its final answer is still expected,
     /// for ``cancelGrace``.
     private func cancel(_ id: MessageID) {
-        cancelled[id] = .now
+        state.value.cancelled[id] = .now
         try? connection.send(.cancel(CancelMessage(id: id)))
     }
 
     /// Forgets the cancelled requests the worker has not answered within ``cancelGrace`` of
     /// their cancel: their slots free up, and an answer that still comes is ignored.
     func forgetUnansweredCancellations(now: ContinuousClock.Instant = .now) {
-        let overdue = cancelled.filter { now - $0.value > Self.cancelGrace }.keys
+        let overdue = state.value.cancelled.filter { now - $0.value > Self.cancelGrace }.keys
         guard !overdue.isEmpty else { return }
         for id in overdue {
-            cancelled[id] = nil
-            outstanding.remove(id)
-            if let host = hostOf.removeValue(forKey: id) { release(host: host) }
+            state.value.cancelled[id] = nil
+            state.value.outstanding.remove(id)
+            if let host = state.value.hostOf.removeValue(forKey: id) { state.value.release(host: host) }
         }
-        forgotten += overdue.count
+        state.value.forgotten += overdue.count
         logger.warning("worker \(id) did not answer \(overdue.count) cancelled request(s) within \(Self.cancelGrace); forgetting them")
         onSlotFreed?(self)
     }
 
     private func received(_ message: WireMessage) {
-        lastHeard = .now
+        state.value.lastHeard = .now
         // An unresponsive worker's late words change nothing: its requests went elsewhere.
         if isUnresponsive { return }
-        if let id = message.id, let exchange = exchanges.removeValue(forKey: id) {
+        if let id = message.id, let exchange = state.value.exchanges.removeValue(forKey: id) {
             switch message {
             case .result, .failure: return exchange.resume(returning: message)
-            default: exchanges[id] = exchange
+            default: state.value.exchanges[id] = exchange
             }
         }
         let outcome: ProviderOutcome
@@ -277,11 +326,11 @@ final class WorkerSession: @unchecked Sendable {
             return
         case .result(let result):
             // An admin exchange given up on (timed out) may still be answered: ignored.
-            guard result.id < nextID else {
+            guard result.id < state.value.nextID else {
                 connection.fail(ProtocolError(.unexpectedMessage, "no exchange \(result.id) is under way on this connection", id: result.id))
                 return
             }
-            lateAnswers += 1
+            state.value.lateAnswers += 1
             return
         case .ping(let ping):
             // Workers may ping too (protocol section 1), and every ping is answered.
@@ -302,21 +351,25 @@ final class WorkerSession: @unchecked Sendable {
             return
         }
         let id = message.id!
-        guard outstanding.remove(id) != nil else {
+        let waiter = { (state: inout State) -> CheckedContinuation<Reply, Never>?? in
+            guard state.outstanding.remove(id) != nil else { return .none }
+            state.cancelled[id] = nil
+            if let host = state.hostOf.removeValue(forKey: id) { state.release(host: host) }
+            state.answered += 1
+            if case .failure = outcome { state.failures += 1 }
+            return .some(state.waiting.removeValue(forKey: id))
+        }(&state.value)
+        guard let waiter else {
             // A reply to a request this side forgot (or answered twice): ignored (protocol
             // section 5); one to an id never sent is a protocol error.
-            guard id < nextID else {
+            guard id < state.value.nextID else {
                 connection.fail(ProtocolError(.unexpectedMessage, "no request \(id) is in flight on this connection", id: id))
                 return
             }
-            lateAnswers += 1
+            state.value.lateAnswers += 1
             return
         }
-        cancelled[id] = nil
-        if let host = hostOf.removeValue(forKey: id) { release(host: host) }
-        answered += 1
-        if case .failure = outcome { failures += 1 }
-        waiting.removeValue(forKey: id)?.resume(returning: .answered(outcome))
+        waiter?.resume(returning: .answered(outcome))
         onSlotFreed?(self)
     }
 
@@ -325,9 +378,9 @@ final class WorkerSession: @unchecked Sendable {
             strand("worker \(id) (pid \(hello.pid.map(String.init) ?? "?")) disconnected: \(end)")
         }
         let onLost = self.onLost
-        self.onLost = nil
-        onSlotFreed = nil
-        onSharedChange = nil
+        state.value.onLost = nil
+        state.value.onSlotFreed = nil
+        state.value.onSharedChange = nil
         onLost?(self)
     }
 }

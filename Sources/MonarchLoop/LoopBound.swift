@@ -11,15 +11,16 @@ public final class LoopBound<Value>: @unchecked Sendable {
         self.storage = value
     }
 
-    /// The value. Loop thread only.
+    /// The value. Loop thread only. A change through it (`bound.value.table[key] = x`) is
+    /// made in place: a collection inside is not copied.
     public var value: Value {
         get {
             loop.preconditionInEventLoop()
             return storage
         }
-        set {
+        _modify {
             loop.preconditionInEventLoop()
-            storage = newValue
+            yield &storage
         }
     }
 }
