@@ -7,24 +7,26 @@ import MonarchWire
 /// A pool of cache workers: keys are sharded across them by rendezvous hashing on the
 /// workers' names, so each key lives on one worker (reads, and write-back with `store`, go
 /// there) and a worker joining or leaving moves only its share of keys. Invalidation goes to
-/// every worker. Any task; the work runs on the loop.
-final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
+/// every worker. Any task; the work runs on the loop, and the pool's changing state is bound to it.
+final class CachePool: RequestProvider, ResponseStoring, Sendable {
+    /// What changes as write-backs and invalidations happen.
+    private struct State {
+        var stores = 0
+        var storeFailures = 0
+        var storesSkipped = 0
+        /// Recent invalidations, oldest first: a write-back from a trip that started before one
+        /// of them may carry what it removed.
+        var recentInvalidations: [(at: ContinuousClock.Instant, target: InvalidateMessage.Target)] = []
+        /// When the newest invalidation folded away to keep `recentInvalidations` within its
+        /// limit happened: a write-back of a trip that started before it is dropped, whatever its key.
+        var foldedInvalidationsUntil: ContinuousClock.Instant?
+        var onStored: ((_ key: String, _ tags: [String], _ refreshed: Bool) -> Void)?
+    }
+
+    /// The cache workers, each request placed on the worker owning its key.
+    let pool: WorkerPool
     private let logger: Logger
-    /// Write-backs the workers acknowledged (the entry is kept, on disk for a file store).
-    private(set) var stores = 0
-    /// Write-backs a worker refused or was lost before acknowledging.
-    private(set) var storeFailures = 0
-    /// Write-backs dropped because their key was invalidated while their trip was under way.
-    private(set) var storesSkipped = 0
-    /// The shard names of every worker that has registered: one missing from the connected
-    /// workers may come back with its entries (a file store), so invalidation reports it.
-    private(set) var knownShards: Set<String> = []
-    /// Recent invalidations, oldest first: a write-back from a trip that started before one of
-    /// them may carry what it removed.
-    private var recentInvalidations: [(at: ContinuousClock.Instant, target: InvalidateMessage.Target)] = []
-    /// When the newest invalidation folded away to keep ``recentInvalidations`` within its
-    /// limit happened: a write-back of a trip that started before it is dropped, whatever its key.
-    private var foldedInvalidationsUntil: ContinuousClock.Instant?
+    private let state: LoopBound<State>
     /// How long invalidations are remembered: as long as a trip may last (the longest route
     /// timeout) and its write-back may take; older trips have no write-back left to drop.
     let invalidationMemory: Duration
@@ -32,9 +34,6 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     let invalidationLimit: Int
     /// The bounds on an entry's tags (`tagsPerEntry`, `tagBytes`).
     let tagLimits: Configuration.Limits
-    /// Told about every write-back a worker acknowledged: its key, its tags, and whether it
-    /// refreshed an entry the trip found in the cache. Loop thread.
-    var onStored: ((_ key: String, _ tags: [String], _ refreshed: Bool) -> Void)?
 
     /// A cache pool remembering at most `invalidationLimit` invalidations for
     /// `invalidationMemory`, keeping tags within `tagLimits`.
@@ -42,46 +41,44 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int,
         tagLimits: Configuration.Limits = Configuration.Limits()
     ) {
+        self.pool = WorkerPool(kind: kind, loop: loop, placement: .byCacheKey)
+        self.state = LoopBound(State(), loop: loop)
         self.tagLimits = tagLimits
         self.logger = logger
         self.invalidationMemory = invalidationMemory
         self.invalidationLimit = max(1, invalidationLimit)
-        super.init(kind: kind, loop: loop)
     }
 
-    /// Invalidations remembered now.
-    var rememberedInvalidations: Int { recentInvalidations.count }
+    /// The workers' kind.
+    var kind: String { pool.kind }
+    /// The workers' kind: the provider's name.
+    var name: String { pool.kind }
+    var loop: EventLoop { pool.loop }
+
+    /// Write-backs the workers acknowledged (the entry is kept, on disk for a file store). Loop thread only.
+    var stores: Int { state.value.stores }
+    /// Write-backs a worker refused or was lost before acknowledging. Loop thread only.
+    var storeFailures: Int { state.value.storeFailures }
+    /// Write-backs dropped because their key was invalidated while their trip was under way. Loop thread only.
+    var storesSkipped: Int { state.value.storesSkipped }
+    /// Invalidations remembered now. Loop thread only.
+    var rememberedInvalidations: Int { state.value.recentInvalidations.count }
+    /// Told about every write-back a worker acknowledged: its key, its tags, and whether it
+    /// refreshed an entry the trip found in the cache. Loop thread only.
+    var onStored: ((_ key: String, _ tags: [String], _ refreshed: Bool) -> Void)? {
+        get { state.value.onStored }
+        set { state.value.onStored = newValue }
+    }
 
     /// The kinds whose workers keep responses, and so form cache pools.
     static let kinds: Set<String> = ["cache"]
 
-    /// The worker that owns `key`, among the connected ones not `excluded`.
-    func owner(of key: String, excluding excluded: [String] = []) -> WorkerSession? {
-        let candidates = workers.filter { $0.isServing && !excluded.contains($0.id) }
-        return Rendezvous.owner(of: key, among: candidates.map(\.shardName)).map { candidates[$0] }
-    }
-
-    override func add(_ worker: WorkerSession) {
-        super.add(worker)
-        knownShards.insert(worker.shardName)
-        // Keys may have a new owner now: requests waiting for the old one choose again.
-        retryAllWaiting()
-    }
-
     /// Answers from the worker owning the key, noting on the trip when a cache had an entry
     /// (its write-back is then a refresh, not a new entry).
-    override func perform(_ request: Request) async -> ProviderOutcome {
-        let outcome = await super.perform(request)
-        if case .response = outcome { Self.trip?.notes.noteCachedEntry() }
+    func perform(_ request: Request) async -> ProviderOutcome {
+        let outcome = await pool.perform(request)
+        if case .response = outcome { WorkerPool.trip?.notes.noteCachedEntry() }
         return outcome
-    }
-
-    /// Each worker owns its keys, so requests for a full worker wait for that worker.
-    override func lane(of worker: WorkerSession) -> String { worker.id }
-
-    override func choose(for request: Request, host: String, excluding excluded: [String]) -> WorkerSession? {
-        guard let key = request.route.cacheKey else { return super.choose(for: request, host: host, excluding: excluded) }
-        return owner(of: key, excluding: excluded)
     }
 
     /// Hands `response` to the worker owning the request's key, fresh for the response's TTL
@@ -90,24 +87,24 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     /// fails a request.
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
-        let tripStart = Self.trip?.start
-        let refreshed = Self.trip?.notes.hadCachedEntry ?? false
+        let tripStart = WorkerPool.trip?.start
+        let refreshed = WorkerPool.trip?.notes.hadCachedEntry ?? false
         let tags = EntryTags.tags(of: response, within: tagLimits)
         await withTaskExecutorPreference(loop) {
             if let tripStart, invalidated(key, tags: tags, since: tripStart) {
-                storesSkipped += 1
+                state.value.storesSkipped += 1
                 logger.debug("not keeping \(key): it was invalidated while it was being fetched")
                 return
             }
-            guard let worker = owner(of: key) else { return }
+            guard let worker = pool.owner(of: key) else { return }
             var ttl = response.ttl ?? request.route.ttl
             if let asked = request.route.requestedTTL { ttl = min(ttl ?? asked, asked) }
             switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl, tags: tags)) }) {
             case .result?:
-                stores += 1
+                state.value.stores += 1
                 onStored?(key, tags, refreshed)
             case .failure(let failure)?:
-                storeFailures += 1
+                state.value.storeFailures += 1
                 // A shared store that is down drops every write-back: the worker counts them
                 // (status, metrics) and logs the outage once, so they are not logged one by one.
                 let level: Logger.Level = failure.error.code == "storeUnavailable" ? .debug : .warning
@@ -115,7 +112,7 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
                     level: level,
                     "\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code)): \(LogText.sanitized(failure.error.message))")
             default:
-                storeFailures += 1
+                state.value.storeFailures += 1
                 logger.warning("\(worker.id) was lost before it acknowledged keeping \(key)")
             }
         }
@@ -137,8 +134,8 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
 
     /// Whether an invalidation after `start` covers `key`, tagged `tags`.
     private func invalidated(_ key: String, tags: [String], since start: ContinuousClock.Instant) -> Bool {
-        if let folded = foldedInvalidationsUntil, folded > start { return true }
-        return recentInvalidations.contains { invalidation in
+        if let folded = state.value.foldedInvalidationsUntil, folded > start { return true }
+        return state.value.recentInvalidations.contains { invalidation in
             guard invalidation.at > start else { return false }
             switch invalidation.target {
             case .key(let invalidatedKey): return invalidatedKey == key
@@ -152,8 +149,11 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
     /// Forgets the invalidations older than ``invalidationMemory``: no trip that started
     /// before them is still under way. Loop thread only.
     func forgetOldInvalidations(now: ContinuousClock.Instant = .now) {
-        recentInvalidations.removeAll { now - $0.at > invalidationMemory }
-        if let folded = foldedInvalidationsUntil, now - folded > invalidationMemory { foldedInvalidationsUntil = nil }
+        let memory = invalidationMemory
+        state.value.recentInvalidations.removeAll { now - $0.at > memory }
+        if let folded = state.value.foldedInvalidationsUntil, now - folded > memory {
+            state.value.foldedInvalidationsUntil = nil
+        }
     }
 
     /// Drops `target` from every connected worker, and from write-backs of trips under way.
@@ -162,19 +162,19 @@ final class CachePool: WorkerPool, ResponseStoring, @unchecked Sendable {
         await withTaskExecutorPreference(loop) {
             let now = ContinuousClock.now
             forgetOldInvalidations(now: now)
-            recentInvalidations.append((now, target))
-            if recentInvalidations.count > invalidationLimit {
+            state.value.recentInvalidations.append((now, target))
+            if state.value.recentInvalidations.count > invalidationLimit {
                 // Folded into one that covers every key: write-backs of older trips are dropped
                 // (the cache misses once more), never kept when they may be stale.
-                foldedInvalidationsUntil = recentInvalidations.removeFirst().at
+                state.value.foldedInvalidationsUntil = state.value.recentInvalidations.removeFirst().at
             }
             var report = InvalidationReport()
-            let absent = knownShards.subtracting(connected.map(\.shardName))
+            let absent = pool.knownShards.subtracting(pool.connected.map(\.shardName))
             for name in absent.sorted() {
                 report.failures.append("\(name): not connected, so its entries (if it keeps a file) were not dropped")
             }
             await withTaskGroup(of: (String, WireMessage?).self) { group in
-                for worker in connected {
+                for worker in pool.connected {
                     group.addTask { (worker.id, await worker.exchange { .invalidate(InvalidateMessage(id: $0, target: target)) }) }
                 }
                 for await (id, answer) in group {

@@ -2,9 +2,6 @@ import Monarch
 import MonarchWire
 
 extension Coordinator {
-    /// The pools whose workers keep responses.
-    var cachePools: [CachePool] { pools.keys.sorted().compactMap { pools[$0] as? CachePool } }
-
     /// Drops the entries `message` names from every cache worker, paths resolved through the
     /// router first (``TargetResolution``): a `result` with `removed` (entries), `workers`
     /// (that answered) and `targets` (the keys, prefixes or tag the message resolved to), or a

@@ -54,7 +54,7 @@ extension Coordinator {
             var unreachable = 0
             var droppedWrites = 0
             var unavailableReads = 0
-            for worker in pool.connected {
+            for worker in pool.pool.connected {
                 guard case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
                     let figures = result.data
                 else { continue }

@@ -108,7 +108,7 @@ extension Coordinator {
         loop.preconditionInEventLoop()
         var stores: [String: StatusReport.Worker.Store] = [:]
         for pool in cachePools {
-            for worker in pool.connected {
+            for worker in pool.pool.connected {
                 if case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
                     let figures = result.data, let store = StatusReport.Worker.Store(figures: figures)
                 {

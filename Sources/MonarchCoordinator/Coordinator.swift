@@ -38,8 +38,10 @@ public final class Coordinator: @unchecked Sendable {
     private let routes = RouteCache()
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
+    /// The pools whose workers keep responses, by kind (their workers are in ``pools`` too).
+    let cachePools: [CachePool]
     /// Chains by domain name, in the configured order.
-    let chains: [String: [WorkerPool]]
+    let chains: [String: [any RequestProvider]]
     let flights: FlightTable
     private var listeners: [Listener] = []
     var clients: [Int: ClientSession] = [:]
@@ -120,26 +122,33 @@ public final class Coordinator: @unchecked Sendable {
         self.logger = logger
         self.router = try Router(routes: configuration.routes)
         var pools: [String: WorkerPool] = [:]
+        var cachePools: [String: CachePool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)
         where pools[kind] == nil {
-            pools[kind] = Self.makePool(kind: kind, configuration: configuration, loop: loop, logger: logger)
+            if CachePool.kinds.contains(kind) {
+                let cache = Self.makeCachePool(kind: kind, configuration: configuration, loop: loop, logger: logger)
+                cachePools[kind] = cache
+                pools[kind] = cache.pool
+            } else {
+                pools[kind] = WorkerPool(kind: kind, loop: loop)
+            }
         }
         self.pools = pools
+        self.cachePools = cachePools.keys.sorted().map { cachePools[$0]! }
         self.chains = Dictionary(uniqueKeysWithValues: configuration.domains.map { domain in
-            (domain.name, domain.providers.map { pools[$0]! })
+            (domain.name, domain.providers.map { kind -> any RequestProvider in cachePools[kind] ?? pools[kind]! })
         })
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
         self.statistics = RequestStatistics(metricsOn: configuration.metrics != nil)
         self.watches = WatchRegistry(perClient: configuration.limits.watchesPerClient)
         self.recentSharedChanges = RecentChanges(capacity: configuration.limits.sharedChanges)
-        for case let pool as CachePool in pools.values {
+        for pool in self.cachePools {
             pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
         }
     }
 
-    /// The pool for workers of `kind`: a ``CachePool`` for the kinds that keep responses.
-    static func makePool(kind: String, configuration: Configuration, loop: EventLoop, logger: Logger) -> WorkerPool {
-        guard CachePool.kinds.contains(kind) else { return WorkerPool(kind: kind, loop: loop) }
+    /// The pool for cache workers of `kind`.
+    static func makeCachePool(kind: String, configuration: Configuration, loop: EventLoop, logger: Logger) -> CachePool {
         // Invalidations matter for as long as a trip, and then its write-back, may run.
         let longestTrip = configuration.routes.compactMap(\.timeout).reduce(configuration.limits.timeout, max)
         return CachePool(
@@ -385,8 +394,8 @@ public final class Coordinator: @unchecked Sendable {
         }
         for pool in pools.values {
             for worker in pool.workers { worker.forgetUnansweredCancellations(now: now) }
-            (pool as? CachePool)?.forgetOldInvalidations(now: now)
         }
+        for pool in cachePools { pool.forgetOldInvalidations(now: now) }
     }
 
     /// Stops taking connections and requests, then waits until the requests in flight are

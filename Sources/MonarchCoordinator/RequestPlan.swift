@@ -31,7 +31,7 @@ struct RequestPlan {
     ///   a header value with control characters), `invalidPath` (also a parameter that would
     ///   add segments upstream), `noRoute` or `unknownDomain`.
     init(
-        _ message: RequestMessage, router: Router<RouteOptions>, chains: [String: [WorkerPool]],
+        _ message: RequestMessage, router: Router<RouteOptions>, chains: [String: [any RequestProvider]],
         limits: Configuration.Limits, routes: RouteCache = RouteCache(capacity: 0)
     ) throws(ChainError) {
         try Self.checkSize(of: message, within: limits)

@@ -7,8 +7,18 @@ import MonarchLoop
 /// client's thousand slow requests cost another client's request at most one turn. A worker
 /// lost mid-request costs only that attempt: an idempotent request moves to another worker of
 /// the pool, and only when none is left does the pool report a failure (and the chain moves
-/// on). Any task; the work runs on the loop.
-class WorkerPool: RequestProvider, @unchecked Sendable {
+/// on). Any task; the work runs on the loop, and the pool's changing state is bound to it.
+final class WorkerPool: RequestProvider, Sendable {
+    /// How a request finds its worker.
+    enum Placement: Sendable {
+        /// Any worker will do: the least loaded one with room.
+        case leastLoaded
+        /// A request with a cache key goes to the worker owning the key (rendezvous hashing on
+        /// the workers' shard names), and waits for that worker when it is full; one without a
+        /// key goes to the least loaded worker.
+        case byCacheKey
+    }
+
     /// The trip down the chain a request belongs to: set for the trip's task.
     struct Trip: Sendable {
         /// When the trip started: write-backs of a trip that started before an invalidation of
@@ -41,47 +51,68 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
         var excluded: [String]
     }
 
-    /// The workers' kind, which is also the provider's name.
-    let kind: String
-    let loop: EventLoop
-    /// The registered workers, in registration order. Loop thread only.
-    private(set) var workers: [WorkerSession] = []
-    /// Where the search for the least loaded worker starts, so ties rotate.
-    private var cursor = 0
     /// Where a request waits for a slot: its worker's lane (see ``lane(of:)``) and its upstream host.
     private struct LaneKey: Hashable {
         var lane: String
         var host: String
     }
 
-    /// Requests waiting for a slot, by lane and host. Loop thread only.
-    private var lanes: [LaneKey: FairQueue<Waiting>] = [:]
-    /// Where the hand-out of free slots starts among a lane's hosts, so hosts take turns.
-    private var hostTurn = 0
-    private var nextTicket = 0
-    /// Requests that waited for a slot.
-    private(set) var queued = 0
+    /// What changes as workers come and go and requests wait.
+    private struct State {
+        var workers: [WorkerSession] = []
+        /// Where the search for the least loaded worker starts, so ties rotate.
+        var cursor = 0
+        /// Requests waiting for a slot, by lane and host.
+        var lanes: [LaneKey: FairQueue<Waiting>] = [:]
+        /// Where the hand-out of free slots starts among a lane's hosts, so hosts take turns.
+        var hostTurn = 0
+        var nextTicket = 0
+        var queued = 0
+        var knownShards: Set<String> = []
+    }
 
-    init(kind: String, loop: EventLoop) {
+    /// The workers' kind, which is also the provider's name.
+    let kind: String
+    let loop: EventLoop
+    /// How a request finds its worker.
+    let placement: Placement
+    private let state: LoopBound<State>
+
+    init(kind: String, loop: EventLoop, placement: Placement = .leastLoaded) {
         self.kind = kind
         self.loop = loop
+        self.placement = placement
+        self.state = LoopBound(State(), loop: loop)
     }
 
     var name: String { kind }
 
-    /// Requests waiting for a slot now.
-    var waitingCount: Int { lanes.values.reduce(0) { $0 + $1.count } }
+    /// The registered workers, in registration order. Loop thread only.
+    var workers: [WorkerSession] { state.value.workers }
+
+    /// Requests that waited for a slot. Loop thread only.
+    var queued: Int { state.value.queued }
+
+    /// The shard names of every worker that has registered: one missing from the connected
+    /// workers may come back with what it kept (a cache worker's file). Loop thread only.
+    var knownShards: Set<String> { state.value.knownShards }
+
+    /// Requests waiting for a slot now. Loop thread only.
+    var waitingCount: Int { state.value.lanes.values.reduce(0) { $0 + $1.count } }
 
     /// Adds a registered worker; it leaves the pool when its connection ends. Loop thread only.
     func add(_ worker: WorkerSession) {
-        workers.append(worker)
+        state.value.workers.append(worker)
+        state.value.knownShards.insert(worker.shardName)
         worker.onSlotFreed = { [unowned self] worker in grantSlots(of: worker) }
         grantSlots(of: worker)
+        // Keys may have a new owner now: requests waiting for the old one choose again.
+        if placement == .byCacheKey { retryAllWaiting() }
     }
 
     /// Removes a worker whose connection ended. Loop thread only.
     func remove(_ worker: WorkerSession) {
-        workers.removeAll { $0 === worker }
+        state.value.workers.removeAll { $0 === worker }
         takeOutOfRotation(worker)
     }
 
@@ -90,8 +121,8 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     func takeOutOfRotation(_ worker: WorkerSession) {
         let lane = lane(of: worker)
         if !workers.contains(where: { $0.isServing && self.lane(of: $0) == lane }) {
-            for key in lanes.keys where key.lane == lane {
-                for waiting in lanes[key]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+            for key in state.value.lanes.keys where key.lane == lane {
+                for waiting in state.value.lanes[key]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
             }
         }
     }
@@ -102,9 +133,14 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     /// The workers that take new requests.
     var serving: [WorkerSession] { workers.filter(\.isServing) }
 
-    /// The queue a request for `worker` waits in when it is full: one for the whole pool here
-    /// (any worker will do); a pool whose requests belong to one worker each has one per worker.
-    func lane(of worker: WorkerSession) -> String { "" }
+    /// The queue a request for `worker` waits in when it is full: one for the whole pool when
+    /// any worker will do; one per worker when each key belongs to one worker.
+    private func lane(of worker: WorkerSession) -> String {
+        switch placement {
+        case .leastLoaded: ""
+        case .byCacheKey: worker.id
+        }
+    }
 
     func perform(_ request: Request) async -> ProviderOutcome {
         await withTaskExecutorPreference(loop) { await forward(request) }
@@ -180,18 +216,18 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     }
 
     private func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
-        let ticket = nextTicket
-        nextTicket += 1
-        queued += 1
+        let ticket = state.value.nextTicket
+        state.value.nextTicket += 1
+        state.value.queued += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if Task.isCancelled { return continuation.resume(returning: .cancelled) }
-                lanes[lane, default: FairQueue()].append(
+                state.value.lanes[lane, default: FairQueue()].append(
                     Waiting(continuation: continuation, excluded: excluded), client: client, ticket: ticket)
             }
         } onCancel: {
             loop.execute { [self] in
-                lanes[lane]?.remove(ticket: ticket, client: client)?.continuation.resume(returning: .cancelled)
+                state.value.lanes[lane]?.remove(ticket: ticket, client: client)?.continuation.resume(returning: .cancelled)
             }
         }
     }
@@ -205,15 +241,17 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
     /// turns one request at a time, and clients taking turns within a host.
     private func grantSlots(of worker: WorkerSession) {
         let lane = lane(of: worker)
+        let lanes = state.value.lanes
         var keys = lanes.keys.filter { $0.lane == lane && !(lanes[$0]?.isEmpty ?? true) }.sorted { $0.host < $1.host }
         guard !keys.isEmpty else { return }
-        hostTurn += 1
-        keys = Array(keys[(hostTurn % keys.count)...] + keys[..<(hostTurn % keys.count)])
+        state.value.hostTurn += 1
+        let turn = state.value.hostTurn % keys.count
+        keys = Array(keys[turn...] + keys[..<turn])
         var granted = true
         while granted, worker.hasRoom {
             granted = false
             for key in keys where worker.hasRoom(forHost: key.host) {
-                guard let next = lanes[key]?.popNext() else { continue }
+                guard let next = state.value.lanes[key]?.popNext() else { continue }
                 granted = true
                 if next.excluded.contains(worker.id) {
                     // This request already lost this worker once: it chooses among the others.
@@ -224,22 +262,26 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
                 next.continuation.resume(returning: .worker(worker))
             }
         }
-        for key in keys where lanes[key]?.isEmpty ?? false { lanes[key] = nil }
+        for key in keys where state.value.lanes[key]?.isEmpty ?? false { state.value.lanes[key] = nil }
     }
 
     /// Sends every waiting request of the pool to choose a worker again.
     func retryAllWaiting() {
-        for key in lanes.keys {
-            for waiting in lanes[key]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
-        }
-        lanes.removeAll()
+        var waiting: [Waiting] = []
+        for key in Array(state.value.lanes.keys) { waiting += state.value.lanes[key]?.removeAll() ?? [] }
+        state.value.lanes.removeAll()
+        for request in waiting { request.continuation.resume(returning: .retry) }
     }
 
     /// The worker `request` goes to, not among `excluded` (ids of workers lost during this
-    /// request), full or not; nil when none is left. Here: among those with room (else among
-    /// all), the one with the fewest requests in flight.
-    func choose(for request: Request, host: String, excluding excluded: [String]) -> WorkerSession? {
+    /// request), full or not; nil when none is left: the owner of its cache key (see
+    /// ``Placement``), else among those with room (else among all) the one with the fewest
+    /// requests in flight.
+    private func choose(for request: Request, host: String, excluding excluded: [String]) -> WorkerSession? {
+        if placement == .byCacheKey, let key = request.route.cacheKey { return owner(of: key, excluding: excluded) }
+        let workers = state.value.workers
         guard !workers.isEmpty else { return nil }
+        let cursor = state.value.cursor
         var best: WorkerSession?
         for offset in 0..<workers.count {
             let worker = workers[(cursor + offset) % workers.count]
@@ -247,8 +289,14 @@ class WorkerPool: RequestProvider, @unchecked Sendable {
             if let current = best, Self.preference(current, host) >= Self.preference(worker, host) { continue }
             best = worker
         }
-        cursor = (cursor + 1) % workers.count
+        state.value.cursor = (cursor + 1) % workers.count
         return best
+    }
+
+    /// The worker that owns `key`, among the serving ones not `excluded`. Loop thread only.
+    func owner(of key: String, excluding excluded: [String] = []) -> WorkerSession? {
+        let candidates = state.value.workers.filter { $0.isServing && !excluded.contains($0.id) }
+        return Rendezvous.owner(of: key, among: candidates.map(\.shardName)).map { candidates[$0] }
     }
 
     /// How much a worker is preferred for a request to `host`: one with room over a full one,
