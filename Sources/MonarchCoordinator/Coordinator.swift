@@ -14,8 +14,9 @@ import Prometheus
 /// exactly once — with the first response, or one error listing what each provider did —
 /// within its deadline. Every table it keeps (connections, requests in flight, queues,
 /// invalidations remembered, background work) is bounded by the configuration's ``Configuration/Limits``.
-/// Loop thread only, except where noted.
-public final class Coordinator: @unchecked Sendable {
+/// Loop thread only, except where noted: its changing state is bound to the loop (see
+/// ``Coordinator/State``), and every access from another thread stops the process.
+public final class Coordinator: Sendable {
     /// A worker that has registered.
     public struct WorkerInfo: Sendable, Equatable {
         /// The coordinator's id for it (`bundle-1`).
@@ -43,58 +44,66 @@ public final class Coordinator: @unchecked Sendable {
     /// Chains by domain name, in the configured order.
     let chains: [String: [any RequestProvider]]
     let flights: FlightTable
-    private var listeners: [Listener] = []
-    var clients: [Int: ClientSession] = [:]
-    /// The serial number of the next client session.
-    var nextClient = 1
-    /// Connections accepted that have not had their hello accepted yet, by the role their
-    /// listener takes.
-    var handshakes: [Hello.Role: Int] = [:]
-    /// Workers registered (connected or not), by kind: the numbers of their ids.
-    var workerCount: [String: Int] = [:]
-    /// The connected workers' names, by kind: a second worker with a connected one's name is refused.
-    var connectedWorkerNames: [String: Set<String>] = [:]
-    /// Worker connections, handshakes on the worker listener included.
-    var workerConnections = 0
+    /// Everything that changes while the coordinator runs; loop thread only.
+    let state: LoopBound<State>
+
     /// Exchanges admitted from clients and not answered yet (waiting to start or running): at
     /// most ``Configuration/Limits/inFlight``.
-    private(set) var requestsInFlight = 0
-    /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight.
-    var overloadedRequests = 0
-    /// Connections closed at once because a cap was reached.
-    var refusedConnections = 0
-    /// Client connections closed because they did not read their answers.
-    var slowReadersClosed = 0
-    /// Client connections closed after ``Configuration/Limits/idleTimeout`` of silence.
-    var idleClientsClosed = 0
-    /// Workers taken out of rotation for missing two heartbeats.
-    var unresponsiveWorkers = 0
-    /// The kinds a `scale` is under way for.
-    var scalingKinds: Set<String> = []
-    var draining = false
-    private var drainWaiters: [CheckedContinuation<Void, Never>] = []
-    /// What the requests came to: totals, and the last minute per domain.
-    var statistics: RequestStatistics
+    private(set) var requestsInFlight: Int {
+        get { state.value.requestsInFlight }
+        _modify { yield &state.value.requestsInFlight }
+    }
+
+    /// The addresses clients connect to, as bound (a `tcp:…:0` shows the chosen port).
+    public private(set) var clientAddresses: [SocketAddress] {
+        get { state.value.clientAddresses }
+        _modify { yield &state.value.clientAddresses }
+    }
+
+    /// The address workers dial in to, as bound.
+    public private(set) var workerAddress: SocketAddress? {
+        get { state.value.workerAddress }
+        _modify { yield &state.value.workerAddress }
+    }
+
+    /// Where metrics are served, as bound, when they are.
+    public private(set) var metricsAddress: SocketAddress? {
+        get { state.value.metricsAddress }
+        _modify { yield &state.value.metricsAddress }
+    }
+
+    /// The client and worker listeners open now.
+    private var listeners: [Listener] {
+        get { state.value.listeners }
+        _modify { yield &state.value.listeners }
+    }
+
+    /// Callers of ``drain(timeout:)`` waiting for the requests in flight to be answered.
+    private var drainWaiters: [CheckedContinuation<Void, Never>] {
+        get { state.value.drainWaiters }
+        _modify { yield &state.value.drainWaiters }
+    }
+
+    /// Fires every second: idle connections, forgotten cancellations, old invalidations.
+    private var maintenance: LoopTimer? {
+        get { state.value.maintenance }
+        _modify { yield &state.value.maintenance }
+    }
+
+    /// Fires every heartbeat: pings workers, and takes the silent ones out of rotation.
+    private var heartbeat: LoopTimer? {
+        get { state.value.heartbeat }
+        _modify { yield &state.value.heartbeat }
+    }
+
+    /// The Prometheus endpoint, when `metrics` is configured.
+    private var metricsEndpoint: MetricsEndpoint? {
+        get { state.value.metricsEndpoint }
+        _modify { yield &state.value.metricsEndpoint }
+    }
+
     /// When the coordinator was made.
     let startedAt = ContinuousClock.now
-    /// Fires every second: idle connections, forgotten cancellations, old invalidations.
-    private var maintenance: LoopTimer?
-    /// Fires every heartbeat: pings workers, and takes the silent ones out of rotation.
-    private var heartbeat: LoopTimer?
-    /// The Prometheus endpoint, when `metrics` is configured.
-    private var metricsEndpoint: MetricsEndpoint?
-    /// The local workers' supervisor, when the coordinator runs in `monarch up`: it starts and
-    /// stops workers for `scale`, and kills the unresponsive ones. Loop thread only.
-    var supervisor: Supervisor?
-    /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
-    var peerLog = LogLimiter()
-    /// Log lines about admin exchanges clients may send at will (invalidations), likewise.
-    var adminLog = LogLimiter()
-    /// Every client's watches (`watch` messages), at most `limits.watchesPerClient` each.
-    var watches: WatchRegistry
-    /// `changed` events sent to watchers, and dropped for watchers that did not read.
-    var watchEventsSent = 0
-    var watchEventsDropped = 0
     /// This coordinator's identity in a shared cache store, random per process: its cache
     /// workers mark the changes they publish with it (in their `welcome`), and forward only
     /// other coordinators' changes.
@@ -102,16 +111,6 @@ public final class Coordinator: @unchecked Sendable {
         var random = SystemRandomNumberGenerator()
         return String(random.next() as UInt64, radix: 16) + String(random.next() as UInt64, radix: 16)
     }()
-    /// The ids of the shared-store changes the watchers were told of lately.
-    var recentSharedChanges: RecentChanges
-    /// Changes other coordinators made to the shared store that the watchers were told of
-    /// (each once, however many workers forwarded it).
-    var sharedChangesHeard = 0
-
-    /// Told about each worker that registers. Loop thread.
-    public var onWorkerRegistered: ((WorkerInfo) -> Void)?
-    /// Told about each registered worker whose connection ended. Loop thread.
-    public var onWorkerLost: ((WorkerInfo) -> Void)?
 
     /// A coordinator for `configuration`; nothing listens until ``start()``.
     ///
@@ -139,9 +138,12 @@ public final class Coordinator: @unchecked Sendable {
             (domain.name, domain.providers.map { kind -> any RequestProvider in cachePools[kind] ?? pools[kind]! })
         })
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
-        self.statistics = RequestStatistics(metricsOn: configuration.metrics != nil)
-        self.watches = WatchRegistry(perClient: configuration.limits.watchesPerClient)
-        self.recentSharedChanges = RecentChanges(capacity: configuration.limits.sharedChanges)
+        self.state = LoopBound(
+            State(
+                statistics: RequestStatistics(metricsOn: configuration.metrics != nil),
+                watches: WatchRegistry(perClient: configuration.limits.watchesPerClient),
+                recentSharedChanges: RecentChanges(capacity: configuration.limits.sharedChanges)),
+            loop: loop)
         for pool in self.cachePools {
             pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
         }
@@ -157,12 +159,6 @@ public final class Coordinator: @unchecked Sendable {
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits)
     }
 
-    /// The addresses clients connect to, as bound (a `tcp:…:0` shows the chosen port).
-    public private(set) var clientAddresses: [SocketAddress] = []
-    /// The address workers dial in to, as bound.
-    public private(set) var workerAddress: SocketAddress?
-    /// Where metrics are served, as bound, when they are.
-    public private(set) var metricsAddress: SocketAddress?
 
     /// Listens on the configured client and worker addresses. Loop thread only.
     ///

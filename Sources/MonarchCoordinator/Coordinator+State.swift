@@ -1,0 +1,195 @@
+import Logging
+import MonarchConfig
+import MonarchLoop
+import MonarchWire
+
+extension Coordinator {
+    /// What changes while the coordinator runs: its connections, counters, timers and
+    /// registries. It lives in a ``MonarchLoop/LoopBound``: touched on the loop's thread only,
+    /// which every access checks.
+    struct State {
+        var listeners: [Listener] = []
+        var clients: [Int: ClientSession] = [:]
+        var nextClient: Int = 1
+        var handshakes: [Hello.Role: Int] = [:]
+        var workerCount: [String: Int] = [:]
+        var connectedWorkerNames: [String: Set<String>] = [:]
+        var workerConnections: Int = 0
+        var requestsInFlight: Int = 0
+        var overloadedRequests: Int = 0
+        var refusedConnections: Int = 0
+        var slowReadersClosed: Int = 0
+        var idleClientsClosed: Int = 0
+        var unresponsiveWorkers: Int = 0
+        var scalingKinds: Set<String> = []
+        var draining: Bool = false
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        var statistics: RequestStatistics
+        var maintenance: LoopTimer?
+        var heartbeat: LoopTimer?
+        var metricsEndpoint: MetricsEndpoint?
+        var supervisor: Supervisor?
+        var peerLog: LogLimiter = LogLimiter()
+        var adminLog: LogLimiter = LogLimiter()
+        var watches: WatchRegistry
+        var watchEventsSent: Int = 0
+        var watchEventsDropped: Int = 0
+        var recentSharedChanges: RecentChanges
+        var sharedChangesHeard: Int = 0
+        var onWorkerRegistered: ((WorkerInfo) -> Void)?
+        var onWorkerLost: ((WorkerInfo) -> Void)?
+        var clientAddresses: [SocketAddress] = []
+        var workerAddress: SocketAddress?
+        var metricsAddress: SocketAddress?
+
+        init(statistics: RequestStatistics, watches: WatchRegistry, recentSharedChanges: RecentChanges) {
+            self.statistics = statistics
+            self.watches = watches
+            self.recentSharedChanges = recentSharedChanges
+        }
+    }
+
+    var clients: [Int: ClientSession] {
+        get { state.value.clients }
+        _modify { yield &state.value.clients }
+    }
+
+    /// The serial number of the next client session.
+    var nextClient: Int {
+        get { state.value.nextClient }
+        _modify { yield &state.value.nextClient }
+    }
+
+    /// Connections accepted that have not had their hello accepted yet, by the role their
+    /// listener takes.
+    var handshakes: [Hello.Role: Int] {
+        get { state.value.handshakes }
+        _modify { yield &state.value.handshakes }
+    }
+
+    /// Workers registered (connected or not), by kind: the numbers of their ids.
+    var workerCount: [String: Int] {
+        get { state.value.workerCount }
+        _modify { yield &state.value.workerCount }
+    }
+
+    /// The connected workers' names, by kind: a second worker with a connected one's name is refused.
+    var connectedWorkerNames: [String: Set<String>] {
+        get { state.value.connectedWorkerNames }
+        _modify { yield &state.value.connectedWorkerNames }
+    }
+
+    /// Worker connections, handshakes on the worker listener included.
+    var workerConnections: Int {
+        get { state.value.workerConnections }
+        _modify { yield &state.value.workerConnections }
+    }
+
+    /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight.
+    var overloadedRequests: Int {
+        get { state.value.overloadedRequests }
+        _modify { yield &state.value.overloadedRequests }
+    }
+
+    /// Connections closed at once because a cap was reached.
+    var refusedConnections: Int {
+        get { state.value.refusedConnections }
+        _modify { yield &state.value.refusedConnections }
+    }
+
+    /// Client connections closed because they did not read their answers.
+    var slowReadersClosed: Int {
+        get { state.value.slowReadersClosed }
+        _modify { yield &state.value.slowReadersClosed }
+    }
+
+    /// Client connections closed after ``Configuration/Limits/idleTimeout`` of silence.
+    var idleClientsClosed: Int {
+        get { state.value.idleClientsClosed }
+        _modify { yield &state.value.idleClientsClosed }
+    }
+
+    /// Workers taken out of rotation for missing two heartbeats.
+    var unresponsiveWorkers: Int {
+        get { state.value.unresponsiveWorkers }
+        _modify { yield &state.value.unresponsiveWorkers }
+    }
+
+    /// The kinds a `scale` is under way for.
+    var scalingKinds: Set<String> {
+        get { state.value.scalingKinds }
+        _modify { yield &state.value.scalingKinds }
+    }
+
+    var draining: Bool {
+        get { state.value.draining }
+        _modify { yield &state.value.draining }
+    }
+
+    /// What the requests came to: totals, and the last minute per domain.
+    var statistics: RequestStatistics {
+        get { state.value.statistics }
+        _modify { yield &state.value.statistics }
+    }
+
+    /// The local workers' supervisor, when the coordinator runs in `monarch up`: it starts and
+    /// stops workers for `scale`, and kills the unresponsive ones. Loop thread only.
+    var supervisor: Supervisor? {
+        get { state.value.supervisor }
+        _modify { yield &state.value.supervisor }
+    }
+
+    /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
+    var peerLog: LogLimiter {
+        get { state.value.peerLog }
+        _modify { yield &state.value.peerLog }
+    }
+
+    /// Log lines about admin exchanges clients may send at will (invalidations), likewise.
+    var adminLog: LogLimiter {
+        get { state.value.adminLog }
+        _modify { yield &state.value.adminLog }
+    }
+
+    /// Every client's watches (`watch` messages), at most `limits.watchesPerClient` each.
+    var watches: WatchRegistry {
+        get { state.value.watches }
+        _modify { yield &state.value.watches }
+    }
+
+    /// `changed` events sent to watchers, and dropped for watchers that did not read.
+    var watchEventsSent: Int {
+        get { state.value.watchEventsSent }
+        _modify { yield &state.value.watchEventsSent }
+    }
+
+    var watchEventsDropped: Int {
+        get { state.value.watchEventsDropped }
+        _modify { yield &state.value.watchEventsDropped }
+    }
+
+    /// The ids of the shared-store changes the watchers were told of lately.
+    var recentSharedChanges: RecentChanges {
+        get { state.value.recentSharedChanges }
+        _modify { yield &state.value.recentSharedChanges }
+    }
+
+    /// Changes other coordinators made to the shared store that the watchers were told of
+    /// (each once, however many workers forwarded it).
+    var sharedChangesHeard: Int {
+        get { state.value.sharedChangesHeard }
+        _modify { yield &state.value.sharedChangesHeard }
+    }
+
+    /// Told about each worker that registers. Loop thread.
+    public var onWorkerRegistered: ((WorkerInfo) -> Void)? {
+        get { state.value.onWorkerRegistered }
+        set { state.value.onWorkerRegistered = newValue }
+    }
+
+    /// Told about each registered worker whose connection ended. Loop thread.
+    public var onWorkerLost: ((WorkerInfo) -> Void)? {
+        get { state.value.onWorkerLost }
+        set { state.value.onWorkerLost = newValue }
+    }
+}
