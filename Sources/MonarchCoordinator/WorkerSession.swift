@@ -144,16 +144,10 @@ final class WorkerSession: Sendable {
     var kind: String { hello.kind ?? "worker" }
 
     /// Requests out and slots promised.
-    var load: Int {
-        let state = state.value
-        return state.outstanding.count + state.reserved
-    }
+    var load: Int { state.value.outstanding.count + state.value.reserved }
 
     /// Whether it takes new requests: connected, answering, not draining.
-    var isServing: Bool {
-        let state = state.value
-        return state.lostReason == nil && !state.isDraining
-    }
+    var isServing: Bool { state.value.lostReason == nil && !state.value.isDraining }
 
     /// Whether another request may be sent now.
     var hasRoom: Bool { isServing && load < capacity }

@@ -3,7 +3,7 @@
 public final class LoopBound<Value>: @unchecked Sendable {
     /// The loop whose thread owns the value.
     public let loop: EventLoop
-    private var storage: Value
+    @usableFromInline var storage: Value
 
     /// Wraps `value` for `loop`.
     public init(_ value: Value, loop: EventLoop) {
@@ -11,12 +11,13 @@ public final class LoopBound<Value>: @unchecked Sendable {
         self.storage = value
     }
 
-    /// The value. Loop thread only. A change through it (`bound.value.table[key] = x`) is
-    /// made in place: a collection inside is not copied.
-    public var value: Value {
-        get {
+    /// The value. Loop thread only. Reading a part of it (`bound.value.count`) borrows the
+    /// value rather than copying it whole, and a change through it (`bound.value.table[key] = x`)
+    /// is made in place: a collection inside is not copied.
+    @inlinable public var value: Value {
+        _read {
             loop.preconditionInEventLoop()
-            return storage
+            yield storage
         }
         _modify {
             loop.preconditionInEventLoop()
