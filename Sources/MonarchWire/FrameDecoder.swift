@@ -56,10 +56,7 @@ public struct FrameDecoder: Sendable {
     public mutating func nextFrame<Result>(_ body: (UnsafeRawBufferPointer) -> Result) throws(FrameError) -> Result? {
         let available = buffer.count - readIndex
         guard available >= 4 else { return nil }
-        let length = buffer.withUnsafeBufferPointer { bytes in
-            UInt32(bytes[readIndex]) << 24 | UInt32(bytes[readIndex + 1]) << 16
-                | UInt32(bytes[readIndex + 2]) << 8 | UInt32(bytes[readIndex + 3])
-        }
+        let length = buffer.withUnsafeBytes { BigEndianLength.read($0, at: readIndex) }
         guard Int(length) <= maxFrameBytes else {
             throw .oversized(length: length, limit: maxFrameBytes)
         }
@@ -82,8 +79,7 @@ public struct FrameDecoder: Sendable {
         let available = buffer.count - readIndex
         guard available > 0 else { return }
         guard available >= 4 else { throw .truncated(expected: 4, received: available) }
-        let length = Int(buffer[readIndex]) << 24 | Int(buffer[readIndex + 1]) << 16
-            | Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
+        let length = Int(buffer.withUnsafeBytes { BigEndianLength.read($0, at: readIndex) })
         throw .truncated(expected: 4 + length, received: available)
     }
 

@@ -13,12 +13,8 @@ public enum FrameEncoder {
         guard count <= maxFrameBytes, count <= Int(UInt32.max) else {
             throw .oversized(length: UInt32(clamping: count), limit: maxFrameBytes)
         }
-        let length = UInt32(count)
         output.reserveCapacity(output.count + 4 + count)
-        output.append(UInt8(truncatingIfNeeded: length >> 24))
-        output.append(UInt8(truncatingIfNeeded: length >> 16))
-        output.append(UInt8(truncatingIfNeeded: length >> 8))
-        output.append(UInt8(truncatingIfNeeded: length))
+        BigEndianLength.append(UInt32(count), to: &output)
         output.append(contentsOf: payload)
     }
 

@@ -139,9 +139,7 @@ public struct MessageCodec: Sendable {
             output.removeSubrange(start...)
             throw .oversized(length: UInt32(clamping: count), limit: maxFrameBytes)
         }
-        for (offset, shift) in [24, 16, 8, 0].enumerated() {
-            output[start + offset] = UInt8(truncatingIfNeeded: UInt32(count) >> UInt32(shift))
-        }
+        BigEndianLength.write(UInt32(count), into: &output, at: start)
     }
 
     /// About how many bytes the payload of `message` takes: its body (raw, or as base64) and

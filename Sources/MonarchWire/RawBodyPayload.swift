@@ -16,7 +16,7 @@ enum RawBodyPayload {
     /// The first byte of a raw-body payload; a JSON payload never starts with it.
     static let marker: UInt8 = 0x01
     /// The marker and the JSON's length.
-    static let headerCount = 5
+    static let headerCount = 1 + BigEndianLength.byteCount
 
     /// The message in a raw-body `payload` (its first byte is ``marker``), its JSON decoded by
     /// `decodeJSON`.
@@ -31,7 +31,7 @@ enum RawBodyPayload {
         guard payload.count >= headerCount else {
             throw ProtocolError(.invalidJSON, "a raw-body payload of \(payload.count) bytes is shorter than its 5-byte header")
         }
-        let jsonCount = Int(payload[1]) << 24 | Int(payload[2]) << 16 | Int(payload[3]) << 8 | Int(payload[4])
+        let jsonCount = Int(BigEndianLength.read(payload, at: 1))
         guard jsonCount >= 1, jsonCount <= payload.count - headerCount else {
             throw ProtocolError(
                 .invalidJSON,
@@ -77,10 +77,7 @@ enum RawBodyPayload {
         let encoded = HotMessageCodec.encode(message, into: &output, withBody: false)
         precondition(encoded, "request, response and store are written by the hot codec")
         let jsonCount = UInt32(truncatingIfNeeded: output.count - start - headerCount)
-        output[start + 1] = UInt8(truncatingIfNeeded: jsonCount >> 24)
-        output[start + 2] = UInt8(truncatingIfNeeded: jsonCount >> 16)
-        output[start + 3] = UInt8(truncatingIfNeeded: jsonCount >> 8)
-        output[start + 4] = UInt8(truncatingIfNeeded: jsonCount)
+        BigEndianLength.write(jsonCount, into: &output, at: start + 1)
         body.appendBytes(to: &output)
     }
 
