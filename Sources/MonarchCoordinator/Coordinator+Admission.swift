@@ -63,13 +63,14 @@ extension Coordinator {
             guard case .hello(let hello) = message else { return }
             connection.maxInboundFrameBytes = limits.maxFrameBytes
             connection.maxOutboundFrameBytes = limits.maxFrameBytes
-            let features = WireFeature.agreed(to: hello.features)
+            let agreed = WireFeature.agreed(to: hello.features)
+            let features = agreed.isEmpty ? nil : agreed
             switch role {
             case .client: admitClient(connection, features: features)
             case .worker: admitWorker(connection, hello: hello, features: features)
             }
             // Frames after the welcome may use what it agreed to.
-            connection.rawBodies = features.contains(WireFeature.rawBodies)
+            connection.rawBodies = agreed.contains(WireFeature.rawBodies)
         }
         connection.start()
     }
@@ -134,12 +135,13 @@ extension Coordinator {
         return difference == 0 && a.count == b.count
     }
 
-    private func admitClient(_ connection: FrameConnection, features: [String]) {
+    /// Registers a client; its `welcome` lists `features`, the extensions agreed to (nil: none).
+    private func admitClient(_ connection: FrameConnection, features: [String]?) {
         let id = nextClient
         nextClient += 1
         let session = ClientSession(id: id, connection: connection, coordinator: self)
         clients[id] = session
-        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, features: features.isEmpty ? nil : features)))
+        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, features: features)))
     }
 
     func clientLeft(_ session: ClientSession) {
@@ -147,11 +149,13 @@ extension Coordinator {
         watches.removeAll(of: session.id)
     }
 
-    private func admitWorker(_ connection: FrameConnection, hello: Hello, features: [String]) {
+    /// Registers a worker in its kind's pool; its `welcome` lists `features`, the extensions
+    /// agreed to (nil: none).
+    private func admitWorker(_ connection: FrameConnection, hello: Hello, features: [String]?) {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
-        let pool = pools[kind] ?? WorkerPool(kind: kind, loop: loop, placement: CachePool.kinds.contains(kind) ? .byCacheKey : .leastLoaded)
+        let pool = pools[kind] ?? WorkerPool(kind: kind, loop: loop)
         if pools[kind] == nil { logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers") }
         workerCount[kind, default: 0] += 1
         // A worker is known by its name, which it keeps across restarts (no two connected
@@ -170,7 +174,7 @@ extension Coordinator {
         pool.add(worker)
         try? connection.send(.welcome(Welcome(
             maxFrameBytes: limits.maxFrameBytes, workerId: id, heartbeatMs: Int(limits.heartbeat.wholeMilliseconds),
-            origin: origin, features: features.isEmpty ? nil : features)))
+            origin: origin, features: features)))
         let name = hello.name.map { LogText.quoted($0) } ?? kind
         logger.info("worker \(id) registered (\(name), pid \(hello.pid.map(String.init) ?? "?"), capacity \(worker.capacity))")
         onWorkerRegistered?(info)

@@ -159,7 +159,6 @@ public final class Coordinator: Sendable {
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits)
     }
 
-
     /// Listens on the configured client and worker addresses. Loop thread only.
     ///
     /// - Throws: ``UVError`` when an address cannot be bound (or `listen.group` names no group
