@@ -43,6 +43,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Signalled when the loop thread has left `uv_run` and closed the loop.
     private let finished = Mutex(ShutdownReport?.none)
 
+    /// Where every stream of the loop reads into. One buffer serves them all: libuv reads one
+    /// stream at a time, and each read is handed on (and copied where it is kept) before the
+    /// next one starts. Loop thread only.
+    let readBuffer: UnsafeMutableRawBufferPointer
+
     /// The loop's name, used for its thread and its logs.
     public let name: String
     /// The serial executor of actors isolated to the loop; written once in `init` before any
@@ -63,6 +68,7 @@ public final class EventLoop: @unchecked Sendable {
             throw UVError(code: result, operation: "initialise loop \(name)")
         }
         self.uvLoop = uvLoop
+        readBuffer = .allocate(byteCount: 64 << 10, alignment: 16)
         self.name = name
         var logger = Logger(label: "monarch.loop")
         logger[metadataKey: "loop"] = "\(name)"
@@ -88,6 +94,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     deinit {
+        readBuffer.deallocate()
         wakeup.deallocate()
         flushPrepare.deallocate()
         uvLoop.deallocate()

@@ -55,8 +55,6 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     private var readEnded = false
     /// Whether a write failed; nothing more is written then.
     private var writeFailed = false
-    /// Where libuv reads into; allocated when reading first starts.
-    private var readBuffer: UnsafeMutableRawBufferPointer?
 
     /// The transport under the stream.
     public enum Transport: Sendable { case tcp, unix }
@@ -91,11 +89,10 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     public func startReading() {
         loop.preconditionInEventLoop()
         guard !isReading, !isClosing, !readEnded else { return }
-        if readBuffer == nil { readBuffer = .allocate(byteCount: 64 << 10, alignment: 16) }
         let result = uv_read_start(stream, { handle, _, buf in
             guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(handle), as: StreamConnection.self)
             else { return }
-            let buffer = connection.readBuffer!
+            let buffer = connection.loop.readBuffer
             buf!.pointee = uv_buf_init(buffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(buffer.count))
         }, { stream, count, _ in
             guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(stream), as: StreamConnection.self)
@@ -119,7 +116,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
 
     private func didRead(_ count: Int) {
         if count > 0 {
-            onRead?(UnsafeRawBufferPointer(rebasing: readBuffer![0..<count]))
+            onRead?(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
         } else if count < 0 {
             readEnded = true
             isReading = false
@@ -283,8 +280,6 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     }
 
     override func didClose() {
-        readBuffer?.deallocate()
-        readBuffer = nil
         if !reportedEnd {
             reportedEnd = true
             onEnd?(.closedLocally)

@@ -42,6 +42,41 @@ import Testing
         }
     }
 
+    /// The streams of a loop share one read buffer: frames arriving on many connections at
+    /// once, each split across reads, still reach each connection whole and unmixed.
+    @Test func connectionsReadingAtOnceOnOneLoopKeepTheirOwnBytes() async throws {
+        try await withLoop { loop in
+            let server = try await TestServer.start(on: loop, at: .unix(path: temporarySocketPath()))
+            var clients: [AsyncFrameConnection] = []
+            var peers: [AsyncFrameConnection] = []
+            for _ in 0..<6 {
+                clients.append(try await AsyncFrameConnection.connect(to: server.address, on: loop))
+                peers.append(try await server.accept())
+            }
+            // Frames larger than a read, so a connection's decoder holds a partial frame while
+            // the others read.
+            func frame(_ connection: Int, _ index: Int) -> [UInt8] {
+                (0..<((100 << 10) + connection * 977 + index)).map { UInt8(truncatingIfNeeded: $0 &* (connection + 3) &+ index) }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (connection, client) in clients.enumerated() {
+                    group.addTask { for index in 0..<8 { try await client.send(payload: frame(connection, index)) } }
+                }
+                for (connection, peer) in peers.enumerated() {
+                    group.addTask {
+                        for index in 0..<8 {
+                            let received = try await peer.nextFrame()
+                            #expect(received == frame(connection, index), "connection \(connection), frame \(index)")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for connection in clients + peers { await connection.close() }
+            await server.stop()
+        }
+    }
+
     /// Large rests of a write are handed to libuv without a copy, small ones are copied: mixed,
     /// behind a reader that starts late, every byte still arrives in order.
     @Test func largeAndSmallWritesMixedArriveInOrderAndIntact() async throws {
