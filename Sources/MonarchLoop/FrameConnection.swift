@@ -104,7 +104,7 @@ public final class FrameConnection: @unchecked Sendable {
         scratch.removeAll(keepingCapacity: true)
         try FrameEncoder.append(payload: payload, to: &scratch, maxFrameBytes: codec.maxFrameBytes)
         stream.write(scratch)
-        if scratch.capacity > 1 << 20 { scratch = [] }
+        scratch.removeAllKeepingSmallCapacity()
     }
 
     /// Sends one message. Loop thread only.
@@ -115,8 +115,12 @@ public final class FrameConnection: @unchecked Sendable {
         scratch.removeAll(keepingCapacity: true)
         try codec.appendFrame(message, to: &scratch)
         stream.write(taking: &scratch)
-        if scratch.capacity > 1 << 20 { scratch = [] }
     }
+
+    /// The storage the connection's buffers hold, in bytes: its decoder, its encoding scratch
+    /// and its stream's write buffers (for tests of what an idle connection keeps). Loop
+    /// thread only.
+    package var bufferCapacity: Int { decoder.bufferCapacity + scratch.capacity + stream.writeBufferCapacity }
 
     /// Reports `error` to the peer in an `error` message and closes once it is written; no
     /// frame after the one at fault is delivered, and nothing else is sent. Loop thread only.

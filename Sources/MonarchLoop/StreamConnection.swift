@@ -1,4 +1,5 @@
 import CLibUV
+import MonarchWire
 
 /// How a stream's life ended, as reported to ``StreamConnection/onEnd``.
 public enum StreamEnd: Sendable, Equatable {
@@ -168,11 +169,11 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         loop.preconditionInEventLoop()
         guard gathered.isEmpty, !isClosing, !writeFailed, !bytes.isEmpty else {
             write(bytes)
-            bytes.removeAll(keepingCapacity: true)
+            bytes.removeAllKeepingSmallCapacity()
             return
         }
         swap(&gathered, &bytes)
-        bytes.removeAll(keepingCapacity: true)
+        bytes.removeAllKeepingSmallCapacity()
         queuedWriteBytes += gathered.count
         if !flushScheduled {
             flushScheduled = true
@@ -183,6 +184,10 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
             onWritabilityChanged?(false)
         }
     }
+
+    /// The storage the stream's write buffers hold, in bytes (for tests of what an idle
+    /// connection keeps).
+    package var writeBufferCapacity: Int { gathered.capacity + flushing.capacity }
 
     /// Hands the gathered bytes to the kernel: directly when nothing is queued before them,
     /// and whatever it does not take (or all, behind earlier writes) as a queued write.
@@ -211,7 +216,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
             }
         }
         // Emptied before any callback runs: writes made from callbacks go to `gathered`.
-        flushing.removeAll(keepingCapacity: flushing.capacity <= 1 << 20)
+        flushing.removeAllKeepingSmallCapacity()
         if let failure {
             writeFailed = true
             finish(.failed(failure))

@@ -65,11 +65,14 @@ public struct FrameDecoder: Sendable {
         let result = buffer.withUnsafeBytes { bytes in body(UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(length)])) }
         readIndex = start + Int(length)
         if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+            buffer.removeAllKeepingSmallCapacity()
             readIndex = 0
         }
         return result
     }
+
+    /// The storage the decoder holds, in bytes (for tests of what an idle connection keeps).
+    package var bufferCapacity: Int { buffer.capacity }
 
     /// Declares the end of the stream.
     ///

@@ -77,6 +77,33 @@ import Testing
         }
     }
 
+    /// A connection that carried large frames in both directions gives their storage back:
+    /// idle, its buffers hold at most a few small ones.
+    @Test func anIdleConnectionKeepsOnlySmallBuffersAfterLargeFrames() async throws {
+        try await withLoop { loop in
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                let large = [UInt8](repeating: 7, count: 900 << 10)
+                for _ in 0..<3 {
+                    async let sent: Void = client.send(payload: large)
+                    #expect(try await peer.nextFrame() == large)
+                    try await sent
+                    try await peer.send(.response(ResponseMessage(id: 1, status: 200, body: Data(large))))
+                    #expect(try await client.nextMessage()?.id == 1)
+                }
+                // One more small frame each way, so both ends have emptied their buffers.
+                try await client.send(.ping(PingMessage(id: 2)))
+                #expect(try await peer.nextMessage()?.id == 2)
+                try await peer.send(.pong(PongMessage(id: 2)))
+                #expect(try await client.nextMessage()?.id == 2)
+                for connection in [client.connection, peer.connection] {
+                    let capacity = try await loop.submit { connection.bufferCapacity }
+                    // Four buffers of at most 64 KiB each.
+                    #expect(capacity <= 256 << 10, "an idle connection holds \(capacity) bytes of buffers")
+                }
+            }
+        }
+    }
+
     /// Large rests of a write are handed to libuv without a copy, small ones are copied: mixed,
     /// behind a reader that starts late, every byte still arrives in order.
     @Test func largeAndSmallWritesMixedArriveInOrderAndIntact() async throws {
