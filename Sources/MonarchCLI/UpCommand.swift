@@ -36,6 +36,7 @@ struct UpCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let logger = options.startProcess()
+        FreedMemory.returnPeriodically()
         logger.info("configuration: \(source.file ?? source.description)")
         let cluster = LocalCluster(
             configuration: configuration, executableDirectory: ProcessSetup.executableDirectory, logger: logger)

@@ -22,9 +22,11 @@ public enum ProcessSetup {
 
     /// Lets the allocator serve and keep buffers of up to 16 MiB (a frame's bodies) from its
     /// heap instead of mapping fresh pages for each one and handing them back at once: a 1 MB
-    /// answer otherwise costs a few hundred page faults per copy. At most 32 MiB of free heap
-    /// is kept before it is given back. (The environment's MALLOC_* settings win when set.)
-    static func keepLargeBuffersInTheHeap() {
+    /// answer otherwise costs a few hundred page faults per copy. Free memory at the heap's top
+    /// is given back past 32 MiB; a long-running process gives back what lies free between
+    /// live blocks with ``FreedMemory/returnPeriodically(every:threshold:)``. (The
+    /// environment's MALLOC_* settings win when set.)
+    package static func keepLargeBuffersInTheHeap() {
         guard getenv("MALLOC_MMAP_THRESHOLD_") == nil, getenv("MALLOC_TRIM_THRESHOLD_") == nil else { return }
         monarch_tune_allocator(16 << 20, 32 << 20)
     }

@@ -47,6 +47,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        FreedMemory.returnPeriodically()
         let identity = WorkerIdentity(kind: "bundle", name: name, token: ProcessSetup.environment("MONARCH_TOKEN"))
         let logger = Logger(label: identity.name)
         let address: SocketAddress

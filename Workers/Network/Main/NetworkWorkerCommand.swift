@@ -70,6 +70,7 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        FreedMemory.returnPeriodically()
         guard CurlLibrary.initialize() else {
             throw ValidationError("libcurl could not be initialised")
         }
