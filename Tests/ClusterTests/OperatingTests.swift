@@ -100,6 +100,21 @@ struct OperatingTests {
         }
     }
 
+    @Test("The coordinator and every worker run the thread that gives memory a burst left free back to the system")
+    func everyProcessGivesFreedMemoryBack() async throws {
+        try await withClientOriginCluster { cluster, _ in
+            let workers = try await cluster.status().typed.workers
+            #expect(Set(workers.map(\.kind)) == ["bundle", "cache", "network"])
+            let pids = [cluster.up.pid] + workers.compactMap { $0.pid.map(Int32.init) }
+            #expect(pids.count == 4)
+            for pid in pids {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                let names = tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+                #expect(names.contains("monarch-memory\n"), "process \(pid) runs \(names)")
+            }
+        }
+    }
+
     @Test("A worker that dialled in from elsewhere is counted as remote, never stopped")
     func remoteWorkersAreNotScaled() async throws {
         try await TestCluster.with(ClusterOptions(bundleCount: 1)) { cluster in
