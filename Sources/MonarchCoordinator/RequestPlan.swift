@@ -43,10 +43,14 @@ struct RequestPlan {
             } catch {
                 throw ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error.message)")
             }
-            return RouteCache.Entry(path: path, encoded: path.encoded, match: router.match(path))
+            var entry = RouteCache.Entry(path: path, encoded: path.encoded, match: router.match(path))
+            entry.plainRead = Self.plainRead(of: entry)
+            return entry
         }
         let path = routed.path
-        let query = path.query + (message.query ?? [])
+        let method = message.method ?? "GET"
+        let plain = message.domain == nil && method == "GET" && (message.query ?? []).isEmpty ? routed.plainRead : nil
+        let query = message.query.map { path.query + $0 } ?? path.query
         guard query.count <= limits.queryItems else {
             throw ChainError(.requestTooLarge, "the request has \(query.count) query items; the limit is \(limits.queryItems) (limits.queryItems)")
         }
@@ -59,13 +63,16 @@ struct RequestPlan {
             throw ChainError(.unknownDomain, "no domain is called \(LogText.quoted(domain))")
         }
         let upstream: String?
-        do {
-            upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: query)
-        } catch {
-            throw ChainError(.invalidPath, "invalid path \(LogText.quoted(routed.encoded)): \(error.message)")
+        if let plain {
+            upstream = plain.upstream
+        } else {
+            do {
+                upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: query)
+            } catch {
+                throw ChainError(.invalidPath, "invalid path \(LogText.quoted(routed.encoded)): \(error.message)")
+            }
         }
-        let method = message.method ?? "GET"
-        let key = CacheKey(method: method, domain: domain, encodedPath: routed.encoded, query: query).rawValue
+        let key = plain?.cacheKey ?? CacheKey(method: method, domain: domain, encodedPath: routed.encoded, query: query).rawValue
         // A TTL the client asks for is honoured within the route's: it may shorten, never lengthen.
         let requestedTTL = message.ttlMs.map { asked in
             let duration = Duration.milliseconds(Int64(clamping: asked))
@@ -74,7 +81,7 @@ struct RequestPlan {
         var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(
-            path: routed.encoded, domain: RequestDomain(domain), query: query, method: method, headers: message.headers ?? [:], body: message.body,
+            path: routed.encoded, domain: plain?.domain ?? RequestDomain(domain), query: query, method: method, headers: message.headers ?? [:], body: message.body,
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(
                 parameters: match.parameters, upstream: upstream, ttl: requestedTTL ?? route.ttl, cacheKey: key,
@@ -90,6 +97,22 @@ struct RequestPlan {
             let ttl = requestedTTL.map { " ttl=\($0.wholeMilliseconds)" } ?? ""
             sharedKey = "\(key) \(request.policy?.rawValue ?? "default")\(ttl)\n\(request.negotiationVariant)"
         }
+    }
+
+    /// What a plain read of `entry`'s path comes to; nil when it matched no route or its
+    /// upstream cannot be built (a plain read then fails as any other would).
+    private static func plainRead(of entry: RouteCache.Entry) -> RouteCache.PlainRead? {
+        guard let match = entry.match else { return nil }
+        let route = match.target
+        let upstream: String?
+        do {
+            upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: entry.path.query)
+        } catch {
+            return nil
+        }
+        return RouteCache.PlainRead(
+            domain: RequestDomain(route.domain), upstream: upstream,
+            cacheKey: CacheKey(method: "GET", domain: route.domain, encodedPath: entry.encoded, query: entry.path.query).rawValue)
     }
 
     /// Refuses a path or query over `limits` from counts alone, before anything is parsed.

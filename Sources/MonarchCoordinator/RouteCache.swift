@@ -14,6 +14,26 @@ final class RouteCache: Sendable {
         var encoded: String
         /// The route it matched, if any.
         var match: RouteMatch<RouteOptions>?
+        /// What a plain read of the path comes to (see ``PlainRead``); nil when it matched no
+        /// route or its upstream could not be built.
+        var plainRead: PlainRead? = nil
+
+        init(path: ResourcePath, encoded: String, match: RouteMatch<RouteOptions>?) {
+            self.path = path
+            self.encoded = encoded
+            self.match = match
+        }
+    }
+
+    /// What a plain read of a path — a `GET` naming no domain and no query items besides the
+    /// path's own — comes to, so a path read again and again is not worked out each time.
+    struct PlainRead: Sendable {
+        /// The route's domain.
+        var domain: RequestDomain
+        /// The upstream URL, when the route has an upstream.
+        var upstream: String?
+        /// The cache key.
+        var cacheKey: String
     }
 
     /// Paths kept at most.
