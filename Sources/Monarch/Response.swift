@@ -62,7 +62,7 @@ public struct Response: Sendable, Hashable {
     public var mayBeShared: Bool {
         guard cacheable else { return false }
         for (name, value) in headers {
-            switch name.lowercased() {
+            switch name.asciiLowercased {
             case "set-cookie", "set-cookie2": return false
             case "vary":
                 if Self.listItems(value).contains(where: { $0 != "accept-encoding" }) { return false }

@@ -47,12 +47,17 @@ final class Flight {
     }
 
     /// What a waiter gets of `result`: all of it when it started the trip, or when the answer
-    /// may be shared; otherwise the instruction to ask alone. Failures carry no private data
-    /// and are shared.
-    func outcome(of result: Result<Response, ChainError>, startedTheTrip: Bool) -> Outcome {
-        if startedTheTrip { return .answered(result) }
-        if case .success(let response) = result, !response.mayBeShared { return .notShared }
-        return .answered(result)
+    /// may be shared (`shareable`, which ``isShareable(_:)`` tells); otherwise the instruction
+    /// to ask alone.
+    func outcome(of result: Result<Response, ChainError>, startedTheTrip: Bool, shareable: Bool) -> Outcome {
+        startedTheTrip || shareable ? .answered(result) : .notShared
+    }
+
+    /// Whether `result` may go to waiters other than the one that started the trip: failures
+    /// carry no private data and are shared; answers when ``Response/mayBeShared``.
+    static func isShareable(_ result: Result<Response, ChainError>) -> Bool {
+        guard case .success(let response) = result else { return true }
+        return response.mayBeShared
     }
 
     /// The error of a waiter whose deadline passed: the attempts so far, and a `timeout` for
@@ -276,8 +281,10 @@ actor FlightTable {
                 entry.timer?.close()
             }
             // Last: what a waiter does with its answer may enter the table again.
+            // Told once per trip, and only when a waiter joined it.
+            let shareable = answered.values.contains { !$0.startedTheTrip } && Flight.isShareable(result)
             for entry in answered.values {
-                entry.deliver(flight.outcome(of: result, startedTheTrip: entry.startedTheTrip))
+                entry.deliver(flight.outcome(of: result, startedTheTrip: entry.startedTheTrip, shareable: shareable))
             }
         }
     }
