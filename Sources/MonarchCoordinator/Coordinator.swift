@@ -440,6 +440,7 @@ public final class Coordinator: Sendable {
         heartbeat = nil
         metricsEndpoint?.assumeIsolated { $0.close() }
         metricsEndpoint = nil
+        flights.closeSpareTimers()
         for listener in listeners { listener.close() }
         listeners.removeAll()
         // Answers already queued still reach their clients before the close.

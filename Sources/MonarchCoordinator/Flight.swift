@@ -119,6 +119,11 @@ actor FlightTable {
     private var flightOf: [Int: Int] = [:]
     private var nextFlight = 0
     private var nextWaiter = 0
+    /// Stopped deadline timers kept for the next waiters, so that a request neither opens nor
+    /// closes a libuv handle; at most ``spareTimerLimit``.
+    private var spareTimers: [LoopTimer] = []
+    /// Spare deadline timers kept at most.
+    static let spareTimerLimit = 256
     /// Requests that joined a trip already under way.
     private(set) var joined = 0
     /// Trips started.
@@ -240,7 +245,7 @@ actor FlightTable {
     private func enlist(
         _ waiter: Int, in flight: Flight, startedTheTrip: Bool, deadline: Duration, deliver: @escaping (Flight.Outcome) -> Void
     ) {
-        let timer = try? LoopTimer(on: loop)
+        let timer = spareTimers.popLast() ?? (try? LoopTimer(on: loop))
         flight.waiters[waiter] = Flight.Waiter(deliver: deliver, timer: timer, startedTheTrip: startedTheTrip)
         flightOf[waiter] = flight.id
         let id = flight.id
@@ -256,7 +261,7 @@ actor FlightTable {
     private func leave(_ flight: Flight, _ waiter: Int, with result: Result<Response, ChainError>) {
         guard let left = flight.waiters.removeValue(forKey: waiter) else { return }
         flightOf[waiter] = nil
-        left.timer?.close()
+        recycle(left.timer)
         if flight.waiters.isEmpty, let task = flight.task {
             // Nobody waits for the trip any more.
             flight.task = nil
@@ -278,7 +283,7 @@ actor FlightTable {
             flight.waiters.removeAll()
             for (waiter, entry) in answered {
                 table.flightOf[waiter] = nil
-                entry.timer?.close()
+                table.recycle(entry.timer)
             }
             // Last: what a waiter does with its answer may enter the table again.
             // Told once per trip, and only when a waiter joined it.
@@ -288,6 +293,26 @@ actor FlightTable {
             }
         }
     }
+
+    /// Stops a waiter's deadline timer and keeps it for another waiter, or closes it when
+    /// enough are kept.
+    private func recycle(_ timer: LoopTimer?) {
+        guard let timer else { return }
+        timer.stop()
+        if spareTimers.count < Self.spareTimerLimit { spareTimers.append(timer) } else { timer.close() }
+    }
+
+    /// Closes the deadline timers kept for later waiters (the coordinator is closing). Loop
+    /// thread only.
+    nonisolated func closeSpareTimers() {
+        assumeIsolated { table in
+            for timer in table.spareTimers { timer.close() }
+            table.spareTimers.removeAll()
+        }
+    }
+
+    /// Spare deadline timers kept now. Loop thread only.
+    nonisolated var spareTimerCount: Int { assumeIsolated { $0.spareTimers.count } }
 
     /// Stops identical reads from joining `flight`.
     private func unshare(_ flight: Flight) {

@@ -173,6 +173,32 @@ struct FlightTableTests {
         }
     }
 
+    @Test("Deadline timers are kept for later waiters, at most 256, and a kept timer still ends a wait at its deadline")
+    func deadlineTimersAreKeptAndWork() async throws {
+        let loop = try EventLoop(name: "flights")
+        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16)) }
+        let provider = HeldProvider { call in .response(Response(body: Data("answer \(call)".utf8))) }
+        let asks = (1...300).map { ask(table, on: loop, provider, key: "k\($0)", client: $0) }
+        try await waitForCalls(provider, 300)
+        provider.release()
+        for asked in asks { #expect(await asked.value.success != nil) }
+        #expect(try await loop.submit { table.spareTimerCount } == 256)
+
+        // The next waiter takes a kept timer, which ends its wait, and gives it back.
+        let silent = HeldProvider { _ in .response(Response(body: Data("too late".utf8))) }
+        let hasty = ask(table, on: loop, silent, key: "late", deadline: .milliseconds(300), client: 1)
+        try await waitForCalls(silent, 1)
+        #expect(try await loop.submit { table.spareTimerCount } == 255)
+        #expect(await hasty.value.failure?.code == .deadlineExceeded)
+        #expect(try await loop.submit { table.spareTimerCount } == 256)
+        silent.release()
+
+        try await loop.submit { table.closeSpareTimers() }
+        #expect(try await loop.submit { table.spareTimerCount } == 0)
+        let report = loop.shutdown()
+        #expect(report.handlesLeftOpen == 0)
+    }
+
     @Test("Cancelling a waiter answers it at once and leaves the trip to the others; cancelling the last abandons the trip")
     func cancellingWaiters() async throws {
         try await withTable { loop, table in
