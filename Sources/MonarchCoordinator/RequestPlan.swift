@@ -43,9 +43,10 @@ struct RequestPlan {
             } catch {
                 throw ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error.message)")
             }
-            var entry = RouteCache.Entry(path: path, encoded: path.encoded, match: router.match(path))
-            entry.plainRead = Self.plainRead(of: entry)
-            return entry
+            let encoded = path.encoded
+            let match = router.match(path)
+            return RouteCache.Entry(
+                path: path, encoded: encoded, match: match, plainRead: Self.plainRead(of: path, encoded: encoded, match: match))
         }
         let path = routed.path
         let method = message.method ?? "GET"
@@ -99,20 +100,23 @@ struct RequestPlan {
         }
     }
 
-    /// What a plain read of `entry`'s path comes to; nil when it matched no route or its
-    /// upstream cannot be built (a plain read then fails as any other would).
-    private static func plainRead(of entry: RouteCache.Entry) -> RouteCache.PlainRead? {
-        guard let match = entry.match else { return nil }
+    /// What a plain read of `path` (`encoded`), routed to `match`, comes to; nil when it
+    /// matched no route or its upstream cannot be built (a plain read then fails as any other
+    /// would).
+    private static func plainRead(
+        of path: ResourcePath, encoded: String, match: RouteMatch<RouteOptions>?
+    ) -> RouteCache.PlainRead? {
+        guard let match else { return nil }
         let route = match.target
         let upstream: String?
         do {
-            upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: entry.path.query)
+            upstream = try route.upstream?.url(parameters: match.parameters, remainder: match.remainder, query: path.query)
         } catch {
             return nil
         }
         return RouteCache.PlainRead(
             domain: RequestDomain(route.domain), upstream: upstream,
-            cacheKey: CacheKey(method: "GET", domain: route.domain, encodedPath: entry.encoded, query: entry.path.query).rawValue)
+            cacheKey: CacheKey(method: "GET", domain: route.domain, encodedPath: encoded, query: path.query).rawValue)
     }
 
     /// Refuses a path or query over `limits` from counts alone, before anything is parsed.

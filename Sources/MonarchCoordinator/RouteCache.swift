@@ -6,22 +6,24 @@ import Synchronization
 /// and again (a hot resource) is parsed and routed once. Bounded: at most ``capacity`` paths of
 /// at most ``longestPath`` bytes; when full it starts afresh. Safe from any thread.
 final class RouteCache: Sendable {
-    /// What a path came to.
-    struct Entry: Sendable {
+    /// What a path came to. A reference, so that a request takes it from the cache without
+    /// copying its parts.
+    final class Entry: Sendable {
         /// The path, parsed.
-        var path: ResourcePath
+        let path: ResourcePath
         /// `path.encoded`.
-        var encoded: String
+        let encoded: String
         /// The route it matched, if any.
-        var match: RouteMatch<RouteOptions>?
+        let match: RouteMatch<RouteOptions>?
         /// What a plain read of the path comes to (see ``PlainRead``); nil when it matched no
         /// route or its upstream could not be built.
-        var plainRead: PlainRead? = nil
+        let plainRead: PlainRead?
 
-        init(path: ResourcePath, encoded: String, match: RouteMatch<RouteOptions>?) {
+        init(path: ResourcePath, encoded: String, match: RouteMatch<RouteOptions>?, plainRead: PlainRead? = nil) {
             self.path = path
             self.encoded = encoded
             self.match = match
+            self.plainRead = plainRead
         }
     }
 

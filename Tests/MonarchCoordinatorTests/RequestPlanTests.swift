@@ -45,38 +45,6 @@ import Testing
         #expect(plan.deadline == .seconds(5))
     }
 
-    @Test("A path read before plans every later request for it as a fresh one would: query items, another method or domain")
-    func aCachedPathPlansLikeAFreshOne() throws {
-        let loop = try EventLoop(name: "plan-tests")
-        defer { _ = loop.shutdown() }
-        let router = try Router<RouteOptions>(routes: Self.routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop)], "other": [WorkerPool(kind: "network", loop: loop)]]
-        let cache = RouteCache()
-        let messages = [
-            RequestMessage(id: 1, path: "users/7?a=1"),
-            RequestMessage(id: 2, path: "users/7?a=1", query: [QueryItem(name: "b", value: "2")]),
-            RequestMessage(id: 3, path: "users/7?a=1", method: "POST", body: Data("x".utf8)),
-            RequestMessage(id: 4, path: "users/7?a=1", domain: "other"),
-            RequestMessage(id: 5, path: "users/7?a=1"),
-        ]
-        for message in messages {
-            let cached = try RequestPlan(message, router: router, chains: chains, limits: Configuration.Limits(), routes: cache)
-            let fresh = try RequestPlan(message, router: router, chains: chains, limits: Configuration.Limits())
-            #expect(cached.request == fresh.request, "request \(message.id)")
-            #expect(cached.sharedKey == fresh.sharedKey, "request \(message.id)")
-        }
-        #expect(cache.count == 1)
-        let plain = try RequestPlan(messages[0], router: router, chains: chains, limits: Configuration.Limits(), routes: cache)
-        #expect(plain.request.route.upstream == "http://127.0.0.1:8080/users/7?a=1")
-        #expect(plain.request.route.cacheKey == "GET api users/7?a=1")
-        let withQuery = try RequestPlan(messages[1], router: router, chains: chains, limits: Configuration.Limits(), routes: cache)
-        #expect(withQuery.request.route.upstream == "http://127.0.0.1:8080/users/7?a=1&b=2")
-        #expect(withQuery.request.route.cacheKey == "GET api users/7?a=1&b=2")
-        let elsewhere = try RequestPlan(messages[3], router: router, chains: chains, limits: Configuration.Limits(), routes: cache)
-        #expect(elsewhere.request.domain == RequestDomain("other"))
-        #expect(elsewhere.request.route.cacheKey == "GET other users/7?a=1")
-    }
-
     @Test func theDeadlineIsTheShortestOfClientRouteAndDefault() throws {
         #expect(try plan(RequestMessage(id: 1, path: "users/1", deadlineMs: 200)).deadline == .milliseconds(200))
         #expect(try plan(RequestMessage(id: 1, path: "users/1", deadlineMs: 60_000)).deadline == .seconds(5))

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Monarch
 import MonarchConfig
 @testable import MonarchCoordinator
@@ -48,6 +53,10 @@ import Testing
         for message in [
             RequestMessage(id: 1, path: "/users/42?b=2&a=1"), RequestMessage(id: 2, path: "docs/a/b?x=1"),
             RequestMessage(id: 3, path: "users/42", query: [QueryItem(name: "q", value: "v")]),
+            // The same path again, read in other ways than the plain read kept for it.
+            RequestMessage(id: 4, path: "/users/42?b=2&a=1", method: "POST", body: Data("x".utf8)),
+            RequestMessage(id: 5, path: "/users/42?b=2&a=1", domain: "static"),
+            RequestMessage(id: 6, path: "/users/42?b=2&a=1", query: [QueryItem(name: "c", value: "3")]),
         ] {
             for _ in 0..<2 {
                 let cached = try RequestPlan(message, router: router, chains: chains, limits: Configuration.Limits(), routes: cache)
