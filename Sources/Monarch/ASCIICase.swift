@@ -2,6 +2,7 @@
 /// only `A`–`Z` change, so no Unicode tables are consulted.
 extension UInt8 {
     /// The byte with `A`–`Z` folded to `a`–`z`; every other byte unchanged.
+    @inlinable
     package var asciiLowercased: UInt8 { self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z") ? self | 0x20 : self }
 }
 
@@ -23,7 +24,9 @@ extension String {
 }
 
 extension Sequence<UInt8> {
-    /// Whether both hold the same bytes once `A`–`Z` are folded to `a`–`z`.
+    /// Whether both hold the same bytes once `A`–`Z` are folded to `a`–`z`. Inlinable, so
+    /// that callers in other modules get it specialised for their sequences.
+    @inlinable
     package func elementsEqualIgnoringASCIICase(_ other: some Sequence<UInt8>) -> Bool {
         elementsEqual(other) { $0.asciiLowercased == $1.asciiLowercased }
     }
