@@ -22,6 +22,15 @@ import Testing
         #expect(throws: HeaderError.self) { try HeaderForwarding.requestHeaders([name: "v"]).get() }
     }
 
+    @Test("A Connection value lists field names, trimmed and lowercase; the fields it names do not reach the client")
+    func connectionOptions() {
+        #expect(HeaderForwarding.connectionOptions(" close ,X-Secret-Hop,,\tUpgrade ") == ["close", "x-secret-hop", "upgrade"])
+        #expect(HeaderForwarding.connectionOptions(nil) == [])
+        #expect(HeaderForwarding.connectionOptions(" , ") == [])
+        let headers = HTTPHeaders([("Content-Type", "text/plain"), ("Connection", "keep-alive, X-Hop"), ("X-Hop", "1"), ("X-Kept", "2")])
+        #expect(HeaderForwarding.responseHeaders(headers, bodyLength: 1) == ["content-type": "text/plain", "x-kept": "2"])
+    }
+
     @Test func decodedBodiesLoseTheirContentEncoding() {
         let headers = HTTPHeaders([
             ("Content-Type", "text/plain"), ("Content-Encoding", "gzip"), ("Content-Length", "31"),

@@ -17,9 +17,7 @@ public enum HeaderForwarding {
     /// sent: a name that is not an HTTP token, or a value holding CR, LF or NUL (which would
     /// let a client write headers of its own choosing).
     public static func requestHeaders(_ headers: [String: String]) -> Result<[(name: String, value: String)], HeaderError> {
-        let named = Set(
-            headers.first { $0.key.lowercased() == "connection" }?.value
-                .split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() } ?? [])
+        let named = connectionOptions(headers.first { $0.key.asciiLowercased == "connection" }?.value)
         var forwarded: [(name: String, value: String)] = []
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
@@ -39,7 +37,7 @@ public enum HeaderForwarding {
     /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for). Names
     /// are lowercase, whatever case the upstream used (as HTTP/2 sends them).
     public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?) -> [String: String] {
-        let named = Set(headers["connection"]?.split(separator: ",").map { $0.trimmingCharacters(in: " \t").asciiLowercased } ?? [])
+        let named = connectionOptions(headers["connection"])
         let decoded = headers["content-encoding"] != nil
         var lowercased: [String: String] = [:]
         lowercased.reserveCapacity(headers.fields.count)
@@ -52,6 +50,18 @@ public enum HeaderForwarding {
         }
         if decoded, let bodyLength { lowercased["content-length"] = String(bodyLength) }
         return lowercased
+    }
+
+    /// The field names a `Connection` value lists (its options, RFC 9110 §7.6.1), lowercase;
+    /// empty without one.
+    package static func connectionOptions(_ value: String?) -> [String] {
+        guard let value else { return [] }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        return value.utf8.split(separator: UInt8(ascii: ",")).compactMap { item in
+            guard let first = item.firstIndex(where: { !isSpace($0) }), let last = item.lastIndex(where: { !isSpace($0) })
+            else { return nil }
+            return String(decoding: item[first...last], as: UTF8.self).asciiLowercased
+        }
     }
 
     /// tchar of RFC 9110 §5.6.2.
@@ -70,13 +80,4 @@ public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, naming the header.
     public let message: String
     public var description: String { message }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing characters from `set`.
-    func trimmingCharacters(in set: String) -> String {
-        let drop: (Character) -> Bool = { set.contains($0) }
-        guard let first = firstIndex(where: { !drop($0) }), let last = lastIndex(where: { !drop($0) }) else { return "" }
-        return String(self[first...last])
-    }
 }
