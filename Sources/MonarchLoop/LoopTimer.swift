@@ -19,7 +19,9 @@ public final class LoopTimer: LoopHandle, @unchecked Sendable {
         guard !isClosing else { return }
         self.action = action
         uv_timer_start(pointer(as: uv_timer_t.self), { timer in
-            LoopHandle.owner(of: UnsafeMutableRawPointer(timer), as: LoopTimer.self)?.action?()
+            // Held while it runs: the action may stop the timer, or start it with another.
+            guard let action = LoopHandle.owner(of: UnsafeMutableRawPointer(timer), as: LoopTimer.self)?.action else { return }
+            action()
         }, delayMs, repeatMs)
     }
 
