@@ -184,11 +184,17 @@ struct FlightTableTests {
         for asked in asks { #expect(await asked.value.success != nil) }
         #expect(try await loop.submit { table.spareTimerCount } == 256)
 
-        // The next waiter takes a kept timer, which ends its wait, and gives it back.
-        let silent = HeldProvider { _ in .response(Response(body: Data("too late".utf8))) }
-        let hasty = ask(table, on: loop, silent, key: "late", deadline: .milliseconds(300), client: 1)
-        try await waitForCalls(silent, 1)
+        // The next waiter takes a kept timer while it waits, and gives it back.
+        let held = HeldProvider { _ in .response(Response(body: Data("in time".utf8))) }
+        let patient = ask(table, on: loop, held, key: "patient", client: 1)
+        try await waitForCalls(held, 1)
         #expect(try await loop.submit { table.spareTimerCount } == 255)
+        held.release()
+        #expect(body(await patient.value) == "in time")
+        #expect(try await loop.submit { table.spareTimerCount } == 256)
+        // A kept timer still ends a wait at its deadline.
+        let silent = HeldProvider { _ in .response(Response(body: Data("too late".utf8))) }
+        let hasty = ask(table, on: loop, silent, key: "late", deadline: .milliseconds(100), client: 2)
         #expect(await hasty.value.failure?.code == .deadlineExceeded)
         #expect(try await loop.submit { table.spareTimerCount } == 256)
         silent.release()
