@@ -122,6 +122,8 @@ actor FlightTable {
     /// Stopped deadline timers kept for the next waiters, so that a request neither opens nor
     /// closes a libuv handle; at most ``spareTimerLimit``.
     private var spareTimers: [LoopTimer] = []
+    /// Whether stopped timers are kept; false once ``closeSpareTimers()`` ran.
+    private var keepsSpareTimers = true
     /// Spare deadline timers kept at most.
     static let spareTimerLimit = 256
     /// Requests that joined a trip already under way.
@@ -299,13 +301,14 @@ actor FlightTable {
     private func recycle(_ timer: LoopTimer?) {
         guard let timer else { return }
         timer.stop()
-        if spareTimers.count < Self.spareTimerLimit { spareTimers.append(timer) } else { timer.close() }
+        if keepsSpareTimers && spareTimers.count < Self.spareTimerLimit { spareTimers.append(timer) } else { timer.close() }
     }
 
-    /// Closes the deadline timers kept for later waiters (the coordinator is closing). Loop
-    /// thread only.
+    /// Closes the deadline timers kept for later waiters, and from now on closes each timer
+    /// when its waiter is answered (the coordinator is closing). Loop thread only.
     nonisolated func closeSpareTimers() {
         assumeIsolated { table in
+            table.keepsSpareTimers = false
             for timer in table.spareTimers { timer.close() }
             table.spareTimers.removeAll()
         }

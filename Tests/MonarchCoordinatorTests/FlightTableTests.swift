@@ -173,7 +173,7 @@ struct FlightTableTests {
         }
     }
 
-    @Test("Deadline timers are kept for later waiters, at most 256, and a kept timer still ends a wait at its deadline")
+    @Test("Deadline timers are kept for later waiters, at most 256, a kept timer still ends a wait at its deadline, and none is kept once closed")
     func deadlineTimersAreKeptAndWork() async throws {
         let loop = try EventLoop(name: "flights")
         let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16)) }
@@ -200,6 +200,11 @@ struct FlightTableTests {
         silent.release()
 
         try await loop.submit { table.closeSpareTimers() }
+        #expect(try await loop.submit { table.spareTimerCount } == 0)
+        // Once closed, a waiter's timer is closed when it is answered, not kept.
+        let late = HeldProvider { _ in .response(Response(body: Data("after close".utf8))) }
+        late.release()
+        #expect(body(await ask(table, on: loop, late, key: "after", client: 3).value) == "after close")
         #expect(try await loop.submit { table.spareTimerCount } == 0)
         let report = loop.shutdown()
         #expect(report.handlesLeftOpen == 0)
