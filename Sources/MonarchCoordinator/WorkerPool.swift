@@ -241,8 +241,9 @@ final class WorkerPool: RequestProvider, Sendable {
     /// turns one request at a time, and clients taking turns within a host.
     private func grantSlots(of worker: WorkerSession) {
         let lane = lane(of: worker)
-        let lanes = state.value.lanes
-        var keys = lanes.keys.filter { $0.lane == lane && !(lanes[$0]?.isEmpty ?? true) }.sorted { $0.host < $1.host }
+        // Read in place: a copy of the table kept past this line would make the grants below
+        // copy the whole table.
+        var keys = state.value.lanes.filter { $0.key.lane == lane && !$0.value.isEmpty }.map(\.key).sorted { $0.host < $1.host }
         guard !keys.isEmpty else { return }
         state.value.hostTurn += 1
         let turn = state.value.hostTurn % keys.count
