@@ -81,11 +81,9 @@ public enum FreedMemory {
         }
     }
 
-    /// Gives free heap memory back to the system now, and returns the figures after.
-    @discardableResult
-    public static func returnNow() -> HeapFigures {
+    /// Gives free heap memory back to the system now.
+    public static func returnNow() {
         _ = malloc_trim(0)
-        return .current
     }
 
     /// The resident set of this process in bytes, from `/proc/self/statm`; nil when it cannot
@@ -122,10 +120,11 @@ public enum FreedMemory {
                 let before = HeapFigures.current
                 guard policy.shouldReturn(before) else { continue }
                 let start = ContinuousClock.now
-                let after = FreedMemory.returnNow()
-                policy.returned(residentAfter: after.resident)
+                FreedMemory.returnNow()
+                let after = FreedMemory.residentBytes() ?? 0
+                policy.returned(residentAfter: after)
                 logger.debug(
-                    "gave back \(max(0, before.resident - after.resident) >> 20) MiB of freed memory in \(ContinuousClock.now - start) (resident now \(after.resident >> 20) MiB)")
+                    "gave back \(max(0, before.resident - after) >> 20) MiB of freed memory in \(ContinuousClock.now - start) (resident now \(after >> 20) MiB)")
             }
         }
 

@@ -35,7 +35,7 @@ import Testing
         let before = residentPages(inside: freed)
         #expect(before >= freed.count * 60, "the freed blocks stay resident: \(before) pages")
         #expect(FreedMemory.HeapFigures.current.free >= 60 << 20, "the freed blocks count as free heap")
-        _ = FreedMemory.returnNow()
+        FreedMemory.returnNow()
         let after = residentPages(inside: freed)
         #expect(after <= before / 4, "resident pages inside the freed blocks: \(before) before, \(after) after")
     }
