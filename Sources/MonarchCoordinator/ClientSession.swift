@@ -243,7 +243,7 @@ actor ClientSession {
             // The exchange runs outside the session's isolation, on the loop, and comes back
             // into it synchronously to answer: no hop either way.
             calls[id] = .exchange(Task(executorPreference: connection.loop) { [self] in
-                finish(id, with: await answer(arrived))
+                finish(id, with: .message(await answer(arrived)))
             })
         }
     }
@@ -258,7 +258,7 @@ actor ClientSession {
     }
 
     /// Sends the answer of call `id` (on the loop: from its task, or from its trip's end).
-    private nonisolated func finish(_ id: MessageID, with reply: WireMessage) {
+    private nonisolated func finish(_ id: MessageID, with reply: ClientAnswer) {
         assumeIsolated { session in
             session.calls[id] = nil
             session.lastActivity = .now
@@ -272,14 +272,22 @@ actor ClientSession {
         .failure(FailureMessage(id: id, error: ChainError(.invalidRequest, "this coordinator does not support \(what) yet").detail))
     }
 
-    /// Sends `message` if the client is still there; an answer too large for a frame becomes a
+    /// Sends `message` (see ``send(_:)-(ClientAnswer)``).
+    private func send(_ message: WireMessage) {
+        send(.message(message))
+    }
+
+    /// Sends `answer` if the client is still there; an answer too large for a frame becomes a
     /// `responseTooLarge` failure. A client with more answers waiting than its queue allows is
     /// not reading them: its connection is closed.
-    private func send(_ message: WireMessage) {
+    private func send(_ answer: ClientAnswer) {
         guard connection.isOpen else { return }
         let before = connection.stream.queuedWriteBytes
         do {
-            try connection.send(message)
+            switch answer {
+            case .message(let message): try connection.send(message)
+            case .prepared(let prepared, let id): try connection.send(prepared, answering: id)
+            }
             let size = max(connection.stream.queuedWriteBytes - before, 0)
             recentAnswers.append(size)
             largestRecentAnswer = max(largestRecentAnswer ?? size, size)
@@ -287,7 +295,7 @@ actor ClientSession {
                 largestRecentAnswer = recentAnswers.max()
             }
         } catch {
-            guard let id = message.id else { return }
+            guard let id = answer.id else { return }
             let failure = FailureMessage(id: id, error: ChainError(
                 .responseTooLarge, "the answer does not fit in a frame: \(error)").detail)
             try? connection.send(.failure(failure))

@@ -302,7 +302,8 @@ public final class Coordinator: Sendable {
     }
 
     /// Answers one client request that arrived at `arrived` (its deadline counts from then):
-    /// calls `done` once, on the loop, with a `response` or a `failure`, never anything else.
+    /// calls `done` once, on the loop, with a `response` (of its own, or prepared for every
+    /// request of a shared trip) or a `failure`, never anything else.
     /// A request that fails before its trip (the coordinator is draining, a bad path, no route,
     /// its deadline passed while it waited its turn) is answered before this returns nil;
     /// otherwise `done` comes later, and the number returned is the waiter that
@@ -310,11 +311,11 @@ public final class Coordinator: Sendable {
     /// ``statistics``. Loop thread only.
     func answer(
         _ message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant = .now,
-        done: @escaping @Sendable (WireMessage) -> Void
+        done: @escaping @Sendable (ClientAnswer) -> Void
     ) -> Int? {
         loop.preconditionInEventLoop()
         func refuse(_ error: ChainError) -> Int? {
-            answering(message.id, arrived: arrived, domain: "none", hasCache: false, done: done)(.failure(error))
+            answering(message.id, arrived: arrived, domain: "none", hasCache: false, done: done)(.failure(error), nil)
             return nil
         }
         guard !draining else { return refuse(ChainError(.shuttingDown, "the coordinator is shutting down")) }
@@ -330,7 +331,7 @@ public final class Coordinator: Sendable {
         let waited = ContinuousClock.now - arrived
         guard waited < plan.deadline else {
             finish(.failure(ChainError(
-                .deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)")))
+                .deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)")), nil)
             return nil
         }
         plan.deadline -= waited
@@ -339,23 +340,28 @@ public final class Coordinator: Sendable {
             plan.request, along: plan.providers, key: plan.sharedKey, deadline: plan.deadline, client: client, done: finish)
     }
 
-    /// What hands request `id`'s result to `done` as a message, counted in ``statistics``.
+    /// What hands request `id`'s result (with its response `prepared` for a shared trip) to
+    /// `done`, counted in ``statistics``.
     private func answering(
         _ id: MessageID, arrived: ContinuousClock.Instant, domain: String, hasCache: Bool,
-        done: @escaping @Sendable (WireMessage) -> Void
-    ) -> @Sendable (Result<Response, ChainError>) -> Void {
-        { [unowned self] result in
+        done: @escaping @Sendable (ClientAnswer) -> Void
+    ) -> @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void {
+        { [unowned self] result, prepared in
             switch result {
             case .success(let response):
                 statistics.record(
                     domain: domain, source: response.source, status: response.status, failureCode: nil,
                     latency: .now - arrived, hasCache: hasCache)
-                done(.response(response.message(id: id)))
+                if let prepared {
+                    done(.prepared(prepared, id: id))
+                } else {
+                    done(.message(.response(response.message(id: id))))
+                }
             case .failure(let error):
                 statistics.record(
                     domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: .now - arrived,
                     hasCache: hasCache)
-                done(failure(id, error))
+                done(.message(failure(id, error)))
             }
         }
     }

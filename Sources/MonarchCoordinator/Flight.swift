@@ -1,5 +1,6 @@
 import Monarch
 import MonarchLoop
+import MonarchWire
 import Synchronization
 
 /// One trip down the chain, shared by every identical read that arrives while it is under
@@ -11,8 +12,10 @@ import Synchronization
 final class Flight {
     /// What one waiter gets.
     enum Outcome: Sendable {
-        /// The trip's result (or this waiter's own deadline or cancellation).
-        case answered(Result<Response, ChainError>)
+        /// The trip's result (or this waiter's own deadline or cancellation), and, when the
+        /// trip's response goes to several waiters, that response prepared once for all of
+        /// their frames.
+        case answered(Result<Response, ChainError>, PreparedResponse?)
         /// The answer was for the waiter that started the trip alone (private, sets a cookie,
         /// varies): this waiter must make its own trip.
         case notShared
@@ -46,11 +49,13 @@ final class Flight {
         self.budget = budget
     }
 
-    /// What a waiter gets of `result`: all of it when it started the trip, or when the answer
-    /// may be shared (`shareable`, which ``isShareable(_:)`` tells); otherwise the instruction
-    /// to ask alone.
-    func outcome(of result: Result<Response, ChainError>, startedTheTrip: Bool, shareable: Bool) -> Outcome {
-        startedTheTrip || shareable ? .answered(result) : .notShared
+    /// What a waiter gets of `result` (and its `prepared` response): all of it when it
+    /// started the trip, or when the answer may be shared (`shareable`, which
+    /// ``isShareable(_:)`` tells); otherwise the instruction to ask alone.
+    func outcome(
+        of result: Result<Response, ChainError>, prepared: PreparedResponse?, startedTheTrip: Bool, shareable: Bool
+    ) -> Outcome {
+        startedTheTrip || shareable ? .answered(result, prepared) : .notShared
     }
 
     /// Whether `result` may go to waiters other than the one that started the trip: failures
@@ -151,12 +156,13 @@ actor FlightTable {
 
     /// Asks for the chain's answer to `request` for `client`, within `deadline`, sharing the
     /// trip of an identical read in flight when `key` is given, and calls `done` once with it,
-    /// on the loop (never before this returns). A joiner whose shared answer may not be handed
+    /// on the loop (never before this returns); a response that goes to several waiters comes
+    /// prepared once for all of their frames. A joiner whose shared answer may not be handed
     /// on (see ``Flight``) makes a trip of its own with the time it has left. Returns the
     /// waiter's number, for ``cancel(_:)``. Loop thread only.
     nonisolated func begin(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int,
-        done: @escaping @Sendable (Result<Response, ChainError>) -> Void
+        done: @escaping @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void
     ) -> Int {
         let arrived = ContinuousClock.now
         return assumeIsolated { table in
@@ -173,8 +179,8 @@ actor FlightTable {
             }
             table.enlist(waiter, in: flight, startedTheTrip: startedTheTrip, deadline: deadline) { [unowned table] outcome in
                 switch outcome {
-                case .answered(let result):
-                    done(result)
+                case .answered(let result, let prepared):
+                    done(result, prepared)
                 case .notShared:
                     let left = max(.zero, deadline - (ContinuousClock.now - arrived))
                     var alone = request
@@ -183,10 +189,10 @@ actor FlightTable {
                         table.askedAlone += 1
                         let own = table.start(alone, along: providers, key: nil, deadline: left, client: client)
                         table.enlist(waiter, in: own, startedTheTrip: true, deadline: left) { outcome in
-                            guard case .answered(let result) = outcome else {
+                            guard case .answered(let result, let prepared) = outcome else {
                                 preconditionFailure("the waiter that started a trip always gets its answer")
                             }
-                            done(result)
+                            done(result, prepared)
                         }
                     }
                 }
@@ -272,7 +278,7 @@ actor FlightTable {
             flights[flight.id] = nil
         }
         // Last: what the waiter does with its answer may enter the table again.
-        left.deliver(.answered(result))
+        left.deliver(.answered(result, nil))
     }
 
     /// Hands the trip's result to its waiters (from the trip's task, on the loop).
@@ -290,8 +296,12 @@ actor FlightTable {
             // Last: what a waiter does with its answer may enter the table again.
             // Told once per trip, and only when a waiter joined it.
             let shareable = answered.values.contains { !$0.startedTheTrip } && Flight.isShareable(result)
+            // A response for several waiters is encoded once for all of them.
+            var prepared: PreparedResponse?
+            if shareable, case .success(let response) = result { prepared = PreparedResponse(response.message(id: 0)) }
             for entry in answered.values {
-                entry.deliver(flight.outcome(of: result, startedTheTrip: entry.startedTheTrip, shareable: shareable))
+                entry.deliver(flight.outcome(
+                    of: result, prepared: prepared, startedTheTrip: entry.startedTheTrip, shareable: shareable))
             }
         }
     }

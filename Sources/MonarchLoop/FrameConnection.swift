@@ -117,6 +117,17 @@ public final class FrameConnection: @unchecked Sendable {
         stream.write(taking: &scratch)
     }
 
+    /// Sends `prepared` answering request `id`: the frame ``send(_:)`` sends for its message
+    /// with that id, without encoding the message again. Loop thread only.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the frame exceeds the limit.
+    public func send(_ prepared: PreparedResponse, answering id: MessageID) throws(FrameError) {
+        guard endReason == nil else { return }
+        scratch.removeAll(keepingCapacity: true)
+        try codec.appendFrame(prepared, answering: id, to: &scratch)
+        stream.write(taking: &scratch)
+    }
+
     /// The storage the connection's buffers hold, in bytes: its decoder, its encoding scratch
     /// and its stream's write buffers (for tests of what an idle connection keeps). Loop
     /// thread only.

@@ -6,6 +6,7 @@ import Foundation
 import Monarch
 @testable import MonarchCoordinator
 import MonarchLoop
+import MonarchWire
 import Synchronization
 import Testing
 
@@ -55,8 +56,8 @@ extension FlightTable {
         let waiter = Mutex<Int?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let number = begin(request, along: providers, key: key, deadline: deadline, client: client) {
-                    continuation.resume(returning: $0)
+                let number = begin(request, along: providers, key: key, deadline: deadline, client: client) { result, _ in
+                    continuation.resume(returning: result)
                 }
                 waiter.withLock { $0 = number }
             }
@@ -134,6 +135,50 @@ struct FlightTableTests {
             #expect(body(await first.value) == "public 1")
             for joiner in joiners { #expect(body(await joiner.value) == "public 1") }
             #expect(provider.calls == 1)
+        }
+    }
+
+    @Test("A response for several waiters comes prepared once, the same for all; a lone waiter's and a private one's do not")
+    func sharedResponsesArePreparedOnce() async throws {
+        try await withTable { loop, table in
+            let answers = Mutex<[Int: PreparedResponse?]>([:])
+            func begin(_ provider: HeldProvider, _ client: Int) async throws {
+                _ = try await loop.submit {
+                    table.begin(Request(path: "me"), along: [provider], key: "k", deadline: .seconds(60), client: client) {
+                        _, prepared in answers.withLock { $0[client] = prepared }
+                    }
+                }
+            }
+            func outcome(_ clients: [Int]) async throws -> [PreparedResponse?] {
+                let start = ContinuousClock.now
+                while answers.withLock({ answers in clients.contains { !answers.keys.contains($0) } }) {
+                    guard ContinuousClock.now - start < .seconds(30) else { throw CancellationError() }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                return answers.withLock { answers in clients.map { answers[$0] ?? nil } }
+            }
+
+            let shared = HeldProvider { _ in .response(Response(headers: ["etag": "1"], body: Data("public".utf8))) }
+            for client in 1...3 { try await begin(shared, client) }
+            try await waitForCalls(shared, 1)
+            shared.release()
+            let prepared = try await outcome([1, 2, 3])
+            let first = try #require(prepared[0])
+            #expect(prepared.allSatisfy { $0 === first }, "one preparation for every waiter")
+            #expect(first.message.headers == ["etag": "1"] && first.message.body == Data("public".utf8))
+
+            let alone = HeldProvider { _ in .response(Response(body: Data("alone".utf8))) }
+            alone.release()
+            try await begin(alone, 4)
+            #expect(try await outcome([4]).map { $0 == nil } == [true], "a lone waiter's response is encoded for it alone")
+
+            let personal = HeldProvider { call in .response(Response(headers: ["Set-Cookie": "sid=\(call)"], body: Data())) }
+            try await begin(personal, 5)
+            try await waitForCalls(personal, 1)
+            try await begin(personal, 6)
+            personal.release()
+            #expect(
+                try await outcome([5, 6]).map { $0 == nil } == [true, true], "a private response is not shared, so not prepared")
         }
     }
 
@@ -217,7 +262,7 @@ struct FlightTableTests {
             let answers = Mutex<[Int: Result<Response, ChainError>]>([:])
             func begin(_ client: Int) async throws -> Int {
                 try await loop.submit {
-                    table.begin(Request(path: "me"), along: [provider], key: "k", deadline: .seconds(60), client: client) { result in
+                    table.begin(Request(path: "me"), along: [provider], key: "k", deadline: .seconds(60), client: client) { result, _ in
                         answers.withLock { $0[client] = result }
                     }
                 }

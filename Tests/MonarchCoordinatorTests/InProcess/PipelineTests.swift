@@ -53,11 +53,14 @@ struct PipelineTests {
         }
     }
 
-    @Test("Identical reads from three clients make one trip; each gets the answer")
+    @Test("Identical reads from three clients make one trip; each gets the answer, in its own payload form")
     func coalescing() async throws {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
-            let clients = [try await cluster.client(), try await cluster.client(), try await cluster.client()]
+            let clients = [
+                try await cluster.client(), try await cluster.client(features: [WireFeature.rawBodies]),
+                try await cluster.client(),
+            ]
             for (index, client) in clients.enumerated() {
                 for id in 1...3 { try await client.send(RequestMessage(id: MessageID(id + 10 * index), path: "hot")) }
             }

@@ -1,0 +1,18 @@
+import MonarchWire
+
+/// What a client's request is answered with: a message of its own, or the response of a trip
+/// it shared with other requests, prepared once for all of their frames.
+enum ClientAnswer: Sendable {
+    /// A message for this request alone (a `response` or a `failure`).
+    case message(WireMessage)
+    /// A shared trip's response, framed with the id of request `id`.
+    case prepared(PreparedResponse, id: MessageID)
+
+    /// The id of the request answered.
+    var id: MessageID? {
+        switch self {
+        case .message(let message): message.id
+        case .prepared(_, let id): id
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Synchronization
+
+/// A `response` message encoded once and framed for any number of requests.
+///
+/// ``MessageCodec/appendFrame(_:answering:to:)`` writes, for each request id, the very bytes
+/// ``MessageCodec/appendFrame(_:to:)`` writes for the message with that id, without encoding
+/// the message again: only the id's digits and the lengths differ from one frame to the next.
+/// The coordinator answers every waiter of a shared trip this way. Each payload form (JSON, or
+/// raw body) is encoded the first time a frame of that form is asked for. A value may be
+/// shared between threads.
+public final class PreparedResponse: Sendable {
+    /// The message framed; its `id` is replaced by each request's.
+    public let message: ResponseMessage
+    /// The encoding of each payload form, made when first needed; `.some(nil)` when the form
+    /// cannot be prepared (the message is then encoded for each frame).
+    private let forms = Mutex<(json: Template??, raw: Template??)>((nil, nil))
+
+    /// Prepares `message` (its `id` is not used).
+    public init(_ message: ResponseMessage) {
+        self.message = message
+    }
+
+    /// The payload of one form, split around the id.
+    struct Template: Sendable {
+        /// The JSON up to the id's first digit.
+        let beforeID: [UInt8]
+        /// The JSON after the id's last digit.
+        let afterID: [UInt8]
+        /// The body after the JSON, in a raw-body payload.
+        let rawBody: MessageBody?
+    }
+
+    /// The encoding of the payload form `rawBodies` chooses for this message, or nil when the
+    /// message does not start as the hot codec writes a response.
+    func template(rawBodies: Bool) -> Template? {
+        // A message without a body is JSON on every connection.
+        let raw = rawBodies && message.content != nil
+        return forms.withLock { forms in
+            if let made = raw ? forms.raw : forms.json { return made }
+            let made = Self.encode(message, raw: raw)
+            if raw { forms.raw = .some(made) } else { forms.json = .some(made) }
+            return made
+        }
+    }
+
+    private static let start = Array(#"{"type":"response","id":0"#.utf8)
+
+    private static func encode(_ message: ResponseMessage, raw: Bool) -> Template? {
+        var zero = message
+        zero.id = 0
+        var json: [UInt8] = []
+        guard HotMessageCodec.encode(.response(zero), into: &json, withBody: !raw), json.starts(with: start) else {
+            return nil
+        }
+        return Template(
+            beforeID: Array(json[..<(start.count - 1)]), afterID: Array(json[start.count...]),
+            rawBody: raw ? message.content : nil)
+    }
+}
+
+extension MessageCodec {
+    /// Appends `prepared` answering request `id` as a whole frame to `output`: the bytes
+    /// ``appendFrame(_:to:)`` appends for `prepared`'s message with `id` as its id.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds
+    ///   ``maxFrameBytes``; `output` is then unchanged.
+    public func appendFrame(_ prepared: PreparedResponse, answering id: MessageID, to output: inout [UInt8]) throws(FrameError) {
+        guard let template = prepared.template(rawBodies: rawBodies) else {
+            var message = prepared.message
+            message.id = id
+            return try appendFrame(.response(message), to: &output)
+        }
+        let digits = Self.decimalDigits(of: id)
+        let jsonCount = template.beforeID.count + digits + template.afterID.count
+        let count: Int
+        if let body = template.rawBody {
+            count = RawBodyPayload.headerCount + jsonCount + body.count
+        } else {
+            count = jsonCount
+        }
+        guard count <= maxFrameBytes, count <= Int(UInt32.max) else {
+            throw .oversized(length: UInt32(clamping: count), limit: maxFrameBytes)
+        }
+        output.reserveCapacity(output.count + BigEndianLength.byteCount + count)
+        BigEndianLength.append(UInt32(count), to: &output)
+        if template.rawBody != nil {
+            output.append(RawBodyPayload.marker)
+            BigEndianLength.append(UInt32(jsonCount), to: &output)
+        }
+        output.append(contentsOf: template.beforeID)
+        Self.appendDecimal(id, digits: digits, to: &output)
+        output.append(contentsOf: template.afterID)
+        template.rawBody?.appendBytes(to: &output)
+    }
+
+    /// How many decimal digits `value` is written with.
+    static func decimalDigits(of value: UInt64) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+
+    /// Appends `value` in decimal, `digits` long (``decimalDigits(of:)``), to `output`.
+    static func appendDecimal(_ value: UInt64, digits: Int, to output: inout [UInt8]) {
+        let end = output.count + digits
+        output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        var rest = value
+        var index = end
+        repeat {
+            index -= 1
+            output[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+    }
+}
