@@ -93,11 +93,21 @@ struct RequestPlan {
         // Reads share a trip only under the same policy (a `noCache` read must not take a
         // cache's answer) and the same negotiation headers; never a read whose answer may be
         // for its caller alone.
-        if request.isShareable {
-            // Reads asking for different TTLs store differently, so they do not share.
-            let ttl = requestedTTL.map { " ttl=\($0.wholeMilliseconds)" } ?? ""
-            sharedKey = "\(key) \(request.policy?.rawValue ?? "default")\(ttl)\n\(request.negotiationVariant)"
+        if let plain, message.policy == nil, message.ttlMs == nil, (message.headers ?? [:]).isEmpty,
+           message.body?.isEmpty ?? true {
+            // A plain read with nothing of its own: the path's shared key, worked out once.
+            sharedKey = plain.sharedKey
+        } else if request.isShareable {
+            sharedKey = Self.sharedKey(
+                cacheKey: key, policy: request.policy, requestedTTL: requestedTTL, variant: request.negotiationVariant)
         }
+    }
+
+    /// The key identical reads share a trip under (see ``sharedKey``): reads asking for
+    /// different TTLs store differently, so they do not share.
+    private static func sharedKey(cacheKey: String, policy: CachePolicy?, requestedTTL: Duration?, variant: String) -> String {
+        let ttl = requestedTTL.map { " ttl=\($0.wholeMilliseconds)" } ?? ""
+        return "\(cacheKey) \(policy?.rawValue ?? "default")\(ttl)\n\(variant)"
     }
 
     /// What a plain read of `path` (`encoded`), routed to `match`, comes to; nil when it
@@ -114,9 +124,10 @@ struct RequestPlan {
         } catch {
             return nil
         }
+        let cacheKey = CacheKey(method: "GET", domain: route.domain, encodedPath: encoded, query: path.query).rawValue
         return RouteCache.PlainRead(
-            domain: RequestDomain(route.domain), upstream: upstream,
-            cacheKey: CacheKey(method: "GET", domain: route.domain, encodedPath: encoded, query: path.query).rawValue)
+            domain: RequestDomain(route.domain), upstream: upstream, cacheKey: cacheKey,
+            sharedKey: sharedKey(cacheKey: cacheKey, policy: route.policy, requestedTTL: nil, variant: ""))
     }
 
     /// Refuses a path or query over `limits` from counts alone, before anything is parsed.

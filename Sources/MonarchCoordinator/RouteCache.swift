@@ -36,6 +36,9 @@ final class RouteCache: Sendable {
         var upstream: String?
         /// The cache key.
         var cacheKey: String
+        /// The key it shares a trip under when it brings no headers, policy, TTL or body of its
+        /// own (see ``RequestPlan/sharedKey``).
+        var sharedKey: String
     }
 
     /// Paths kept at most.

@@ -80,6 +80,20 @@ import Testing
         #expect(try plan(RequestMessage(id: 16, path: "docs/a", headers: ["accept": "application/json"])).sharedKey == json)
     }
 
+    @Test("A plain read's shared key, kept with its path, is the key the same read gets when worked out in full")
+    func plainReadsShareTheFullKey() throws {
+        let plain = try plan(RequestMessage(id: 1, path: "users/42"))
+        let key = try #require(plain.request.route.cacheKey)
+        #expect(plain.sharedKey == "\(key) cacheFirst\n")
+        // Worked out in full: the route's own policy named, a header that changes nothing.
+        #expect(try plan(RequestMessage(id: 2, path: "users/42", policy: .cacheFirst)).sharedKey == plain.sharedKey)
+        #expect(try plan(RequestMessage(id: 3, path: "users/42", headers: ["X-Request-Id": "r"])).sharedKey == plain.sharedKey)
+        #expect(try plan(RequestMessage(id: 4, path: "users/42", body: Data())).sharedKey == plain.sharedKey)
+        #expect(try plan(RequestMessage(id: 5, path: "users/42", ttlMs: 1_000)).sharedKey == "\(key) cacheFirst ttl=1000\n")
+        let docs = try plan(RequestMessage(id: 6, path: "docs/a"))
+        #expect(docs.sharedKey == "\(try #require(docs.request.route.cacheKey)) default\n")
+    }
+
     @Test("Repeated query names keep their order in the key; different names do not")
     func repeatedNamesKeepTheirOrder() throws {
         let ab = try plan(RequestMessage(id: 1, path: "docs/a?tag=a&tag=b&z=1")).request.route.cacheKey
