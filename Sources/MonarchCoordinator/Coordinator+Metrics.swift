@@ -14,7 +14,7 @@ extension Coordinator {
         var byDomain: [String: Int] = [:]
         for (key, count) in statistics.answers {
             byDomain[key.domain, default: 0] += count
-            sync.count("monarch_answers_total", [("domain", key.domain), ("source", key.source), ("status", key.status)], total: count)
+            sync.count("monarch_answers_total", [("domain", key.domain), ("source", key.source), ("status", key.statusLabel)], total: count)
         }
         for (domain, count) in byDomain { sync.count("monarch_requests_total", [("domain", domain)], total: count) }
         for (pair, count) in statistics.failures {

@@ -9,8 +9,11 @@ struct RequestStatistics {
         var domain: String
         /// The provider that answered, or `none` for a failure.
         var source: String
-        /// The status, or `failure`.
-        var status: String
+        /// The status; nil for a failure.
+        var status: Int?
+
+        /// The status as the metrics label it: the number, or `failure`.
+        var statusLabel: String { status.map(String.init) ?? "failure" }
     }
 
     /// Answers by domain, source and status, since start.
@@ -45,7 +48,7 @@ struct RequestStatistics {
         now: ContinuousClock.Instant = .now
     ) {
         let hit = source.map(CachePool.kinds.contains) ?? false
-        answers[AnswerKey(domain: domain, source: source ?? "none", status: status.map(String.init) ?? "failure"), default: 0] += 1
+        answers[AnswerKey(domain: domain, source: source ?? "none", status: status), default: 0] += 1
         if let failureCode { failures[FailurePair(domain: domain, code: failureCode), default: 0] += 1 }
         if hasCache {
             if hit { cacheHits[domain, default: 0] += 1 } else { cacheMisses[domain, default: 0] += 1 }
