@@ -143,10 +143,18 @@ final class WorkerPool: RequestProvider, Sendable {
     }
 
     func perform(_ request: Request) async -> ProviderOutcome {
-        await withTaskExecutorPreference(loop) { await forward(request) }
+        // A trip's task prefers the loop already: asking for it again would add a preference
+        // record to the task, and a hop at every step of the trip.
+        if runsInTaskPreferringLoop { return await forward(request) }
+        return await withTaskExecutorPreference(loop) { await forward(request) }
     }
 
-    private func forward(_ request: Request) async -> ProviderOutcome {
+    /// Whether the running task prefers this pool's loop (so it runs there after any suspension).
+    var runsInTaskPreferringLoop: Bool {
+        withUnsafeCurrentTask { $0?.unownedTaskExecutor == loop.asUnownedTaskExecutor() }
+    }
+
+    private nonisolated(nonsending) func forward(_ request: Request) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
         let trip = Self.trip
         let budget = trip?.budget ?? TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
@@ -155,7 +163,13 @@ final class WorkerPool: RequestProvider, Sendable {
         var lost: [String] = []
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
-            guard let worker = await acquire(for: request, host: host, excluding: lost, client: trip?.client ?? 0) else {
+            let reserved: WorkerSession?
+            switch reserveReady(for: request, host: host, excluding: lost) {
+            case .reserved(let worker): reserved = worker
+            case .noWorker: reserved = nil
+            case .full: reserved = await acquire(for: request, host: host, excluding: lost, client: trip?.client ?? 0)
+            }
+            guard let worker = reserved else {
                 if Task.isCancelled { return .failure(.cancelled) }
                 if lost.isEmpty {
                     return .failure(ProviderFailure(code: "unavailable", message: "no \(kind) worker is connected"))
@@ -196,16 +210,36 @@ final class WorkerPool: RequestProvider, Sendable {
         return String(decoding: host.map(\.asciiLowercased), as: UTF8.self)
     }
 
+    /// What ``reserveReady(for:host:excluding:)`` found.
+    private enum Reservation {
+        /// A slot of this worker is reserved.
+        case reserved(WorkerSession)
+        /// No worker is left to try.
+        case noWorker
+        /// The chosen worker is full (in this lane).
+        case full(WorkerSession)
+    }
+
+    /// Reserves a slot for `request` (for upstream `host`) of the worker chosen for it, when
+    /// that worker has room now.
+    private func reserveReady(for request: Request, host: String, excluding excluded: [String]) -> Reservation {
+        guard let worker = choose(for: request, host: host, excluding: excluded) else { return .noWorker }
+        guard worker.hasRoom(forHost: host) else { return .full(worker) }
+        worker.reserve(host: host)
+        return .reserved(worker)
+    }
+
     /// A worker with a slot reserved for `request` (for upstream `host`), waiting in turn while
     /// the chosen worker is full; nil when no worker is left to try, or the task was cancelled.
-    private func acquire(
+    private nonisolated(nonsending) func acquire(
         for request: Request, host: String, excluding excluded: [String], client: Int
     ) async -> WorkerSession? {
         while true {
-            guard let worker = choose(for: request, host: host, excluding: excluded) else { return nil }
-            if worker.hasRoom(forHost: host) {
-                worker.reserve(host: host)
-                return worker
+            let worker: WorkerSession
+            switch reserveReady(for: request, host: host, excluding: excluded) {
+            case .reserved(let reserved): return reserved
+            case .noWorker: return nil
+            case .full(let full): worker = full
             }
             switch await waitForSlot(in: LaneKey(lane: lane(of: worker), host: host), excluding: excluded, client: client) {
             case .worker(let granted): return granted
@@ -215,7 +249,7 @@ final class WorkerPool: RequestProvider, Sendable {
         }
     }
 
-    private func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
+    private nonisolated(nonsending) func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
         let ticket = state.value.nextTicket
         state.value.nextTicket += 1
         state.value.queued += 1
