@@ -154,7 +154,7 @@ final class WorkerPool: RequestProvider, Sendable {
         withUnsafeCurrentTask { $0?.unownedTaskExecutor == loop.asUnownedTaskExecutor() }
     }
 
-    private nonisolated(nonsending) func forward(_ request: Request) async -> ProviderOutcome {
+    private func forward(_ request: Request) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
         let trip = Self.trip
         let budget = trip?.budget ?? TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
@@ -231,7 +231,7 @@ final class WorkerPool: RequestProvider, Sendable {
 
     /// A worker with a slot reserved for `request` (for upstream `host`), waiting in turn while
     /// the chosen worker is full; nil when no worker is left to try, or the task was cancelled.
-    private nonisolated(nonsending) func acquire(
+    private func acquire(
         for request: Request, host: String, excluding excluded: [String], client: Int
     ) async -> WorkerSession? {
         while true {
@@ -249,7 +249,7 @@ final class WorkerPool: RequestProvider, Sendable {
         }
     }
 
-    private nonisolated(nonsending) func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
+    private func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
         let ticket = state.value.nextTicket
         state.value.nextTicket += 1
         state.value.queued += 1
