@@ -32,6 +32,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Work queued on the loop thread itself, run before the loop next waits, with no lock
     /// and no wake-up. Loop thread only.
     private var localWork: [QueuedWork] = []
+    /// The round of `localWork` being run, swapped with it so that neither array's storage
+    /// is made again for every round. Loop thread only.
+    private var workRunning: [QueuedWork] = []
     /// Set on the loop thread when shutdown starts closing handles. Loop thread only.
     private var closingHandles = false
     /// Set on the loop thread once the loop has run its last work. Loop thread only.
@@ -152,6 +155,9 @@ public final class EventLoop: @unchecked Sendable {
         return accepted
     }
 
+    /// Rounds of work queued on the loop thread that one pass runs before it waits for I/O.
+    static let localWorkRounds = 8
+
     /// Runs what other threads queued so far; called on the loop thread by the wake-up
     /// handle. Work queued meanwhile sends another wake-up, so one batch a pass keeps I/O
     /// flowing under a steady stream of work.
@@ -179,19 +185,35 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs the work queued on the loop thread so far and flushes the streams written to;
-    /// called just before the loop waits for I/O. Work queued meanwhile runs in the next pass,
-    /// which then does not wait, so a task that keeps yielding cannot starve I/O.
+    /// called just before the loop waits for I/O.
+    ///
+    /// Work that this work queues runs too, for up to ``localWorkRounds`` rounds: a frame read
+    /// resumes a task that starts another, and a wake-up of the loop by itself for the second
+    /// would cost three system calls and a pass. What is still queued after the last round
+    /// runs in the next pass, which then does not wait, so a task that keeps yielding cannot
+    /// starve I/O.
     private func runBeforeWaiting() {
-        let work = localWork
-        localWork.removeAll(keepingCapacity: true)
-        for item in work { run(item) }
+        var rounds = 0
+        while !localWork.isEmpty, rounds < Self.localWorkRounds {
+            rounds += 1
+            swap(&localWork, &workRunning)
+            for item in workRunning { run(item) }
+            workRunning.removeAll(keepingCapacity: true)
+        }
         while !streamsToFlush.isEmpty {
             let streams = streamsToFlush
             streamsToFlush.removeAll(keepingCapacity: true)
             for stream in streams { stream.flush() }
         }
-        if !localWork.isEmpty && !closingHandles { uv_async_send(wakeup) }
+        if !localWork.isEmpty && !closingHandles {
+            passesWakingItself += 1
+            uv_async_send(wakeup)
+        }
     }
+
+    /// Passes that ended with work still queued on the loop thread, so that the loop woke
+    /// itself rather than wait for I/O. Loop thread only; for tests.
+    package private(set) var passesWakingItself = 0
 
     // MARK: - Shutdown
 

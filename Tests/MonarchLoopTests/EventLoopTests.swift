@@ -93,6 +93,29 @@ actor LoopIsolatedCounter {
         }
     }
 
+    @Test func workQueuedByWorkOnTheLoopRunsInTheSamePass() async throws {
+        try await withLoop { loop in
+            // A frame read resumes a task, which starts another: three generations of work,
+            // each queued by the one before on the loop thread, need no wake-up of the loop.
+            let before = try await loop.submit { loop.passesWakingItself }
+            let generations = Mutex(0)
+            let woken = await withCheckedContinuation { (done: CheckedContinuation<Int, Never>) in
+                loop.execute {
+                    generations.withLock { $0 += 1 }
+                    loop.execute {
+                        generations.withLock { $0 += 1 }
+                        loop.execute {
+                            generations.withLock { $0 += 1 }
+                            loop.execute { done.resume(returning: loop.passesWakingItself) }
+                        }
+                    }
+                }
+            }
+            #expect(generations.withLock { $0 } == 3)
+            #expect(woken == before)
+        }
+    }
+
     @Test func workSubmittedAfterShutdownFailsInsteadOfHanging() async throws {
         let loop = try EventLoop(name: "stopped")
         loop.shutdown()
