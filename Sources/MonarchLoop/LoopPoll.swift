@@ -29,6 +29,9 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
     /// Whether the poll is started: watching for some events. Loop thread only.
     public var isWatching: Bool { action != nil }
 
+    /// What the poll watches for; empty when stopped. Loop thread only.
+    public private(set) var watchedEvents: Events = []
+
     /// Creates a stopped poll for `socket`. Loop thread only.
     ///
     /// - Throws: ``UVError`` when libuv cannot watch the socket (`EEXIST` when another open
@@ -42,7 +45,8 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
 
     /// Watches for `events` and calls `callback` on the loop thread each time some of them are
     /// ready, with the ready ones, or with the error libuv reports for the socket. Replaces the
-    /// events and the callback set before. Starting with no events is ``stop()``.
+    /// events and the callback set before; replacing only the callback costs no system call.
+    /// Starting with no events is ``stop()``.
     ///
     /// - Throws: ``UVError`` when libuv cannot start watching.
     public func start(events: Events, _ callback: @escaping (Result<Events, UVError>) -> Void) throws(UVError) {
@@ -52,8 +56,10 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
             stop()
             return
         }
+        let unchanged = isWatching && events == watchedEvents
         action = callback
-        try UVError.check(uv_poll_start(pointer(as: uv_poll_t.self), events.rawValue) { poll, status, events in
+        if unchanged { return }
+        let started = uv_poll_start(pointer(as: uv_poll_t.self), events.rawValue) { poll, status, events in
             guard let owner = LoopHandle.owner(of: UnsafeMutableRawPointer(poll), as: LoopPoll.self),
                 let action = owner.action
             else { return }
@@ -62,7 +68,13 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
             } else {
                 action(.success(Events(rawValue: events)))
             }
-        }, "poll socket \(socket)")
+        }
+        guard started >= 0 else {
+            action = nil
+            watchedEvents = []
+            throw UVError(code: started, operation: "poll socket \(socket)")
+        }
+        watchedEvents = events
     }
 
     /// Stops watching; the poll may be started again.
@@ -71,10 +83,12 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
         guard !isClosing else { return }
         uv_poll_stop(pointer(as: uv_poll_t.self))
         action = nil
+        watchedEvents = []
     }
 
     override func willClose() {
         action = nil
+        watchedEvents = []
         super.willClose()
     }
 

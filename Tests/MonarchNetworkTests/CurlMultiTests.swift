@@ -39,12 +39,47 @@ import Testing
                     return
                 }
             }
-            let (made, watched) = try await harness.loop.submit { (harness.multi.pollsMade, harness.multi.watchedSockets) }
+            let (made, watched, parked) = try await harness.loop.submit {
+                (harness.multi.pollsMade, harness.multi.watchedSockets, harness.multi.parkedSockets)
+            }
             let stats = try await harness.stats()
             #expect(stats.hits["/json"] == 5)
             #expect(stats.connections == 1, "one keep-alive connection served all six requests")
             #expect(made == 1, "the connection's socket is watched by one poll across its transfers")
-            #expect(watched == 0, "and not watched between them")
+            #expect(watched == 0, "and not watched for libcurl between them")
+            #expect(parked == 1, "its poll stays registered with the loop between them")
+        }
+    }
+
+    @Test func aKeptAliveConnectionTheServerClosesIsReplaced() async throws {
+        try await withHarness { harness in
+            let multi = harness.multi
+            guard case .answered = await multi.fetch(FetchSpec(url: harness.origin.url("/hangup?ms=30"))) else {
+                Issue.record("the first fetch failed")
+                return
+            }
+            #expect(try await harness.loop.submit { multi.parkedSockets } == 1)
+            // The server's close makes the parked socket readable: its poll stops then.
+            var waited = 0
+            while try await harness.loop.submit({ multi.parkedSockets }) > 0 {
+                waited += 1
+                #expect(waited < 500, "the parked poll never saw the server close the connection")
+                if waited >= 500 { return }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            for _ in 0..<3 {
+                guard case .answered(let response) = await multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
+                    Issue.record("a fetch after the server closed the connection failed")
+                    return
+                }
+                #expect(response.status == 200)
+            }
+            let stats = try await harness.stats()
+            #expect(stats.connections == 2, "a new connection replaced the closed one, and was kept alive")
+            #expect(stats.hits["/json"] == 3)
+            let (watched, parked) = try await harness.loop.submit { (multi.watchedSockets, multi.parkedSockets) }
+            #expect(watched == 0)
+            #expect(parked == 1)
         }
     }
 

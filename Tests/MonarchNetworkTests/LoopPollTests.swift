@@ -1,5 +1,6 @@
 import Foundation
 import MonarchLoop
+import Synchronization
 import Testing
 
 /// `LoopPoll`, the libuv poll the multi watches libcurl's sockets with.
@@ -55,6 +56,35 @@ import Testing
     @Test func reportsWritabilityOfAnEmptySocket() async throws {
         try await withSocketPair { loop, mine, _ in
             try #expect(await firstReport(on: loop, socket: mine, events: [.readable, .writable]) == .writable)
+        }
+    }
+
+    @Test func startingWithTheSameEventsOnlyReplacesTheCallback() async throws {
+        try await withSocketPair { loop, mine, theirs in
+            let poll = try await loop.submit { try LoopPoll(socket: mine, on: loop) }
+            let firstCalled = Atomic<Bool>(false)
+            let (ready, watching) = try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(LoopPoll.Events, LoopPoll.Events), any Error>) in
+                loop.execute {
+                    do {
+                        try poll.start(events: [.readable]) { _ in firstCalled.store(true, ordering: .relaxed) }
+                        try poll.start(events: [.readable]) { result in
+                            let watching = poll.watchedEvents
+                            poll.stop()
+                            continuation.resume(with: result.map { ($0, watching) })
+                        }
+                        _ = write(theirs, "z", 1)
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+            #expect(ready == .readable)
+            #expect(watching == .readable)
+            let replacedWasCalled = firstCalled.load(ordering: .relaxed)
+            #expect(!replacedWasCalled, "the replaced callback is never called")
+            #expect(try await loop.submit { poll.watchedEvents.isEmpty && !poll.isWatching })
+            await poll.closeAndWait()
         }
     }
 

@@ -12,6 +12,8 @@ Endpoints (any method; HEAD answers without a body):
   /slow?ms=N&name=X          answers after N ms; notes X in /stats "closed" if the client
                              goes away first
   /big?bytes=N&length=0|1    N bytes, with a Content-Length (1) or chunked (0)
+  /hangup?ms=N               1 KB of JSON, kept alive, then the connection closed by the
+                             server N ms later (an idle timeout)
   /redirect?to=URL&status=S  S (302) with Location: URL
   /redirect-loop             302 to itself
   /etag                      ETag "v1" and max-age=60; 304 when If-None-Match matches
@@ -130,6 +132,19 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b"0\r\n\r\n")
                 except OSError:
                     self.close_connection = True
+        elif path == "/hangup":
+            self.send(200, JSON_BODY, [("Content-Type", "application/json")])
+            self.wfile.flush()
+            connection = self.connection
+
+            def hang_up():
+                time.sleep(int(query.get("ms", "50")) / 1000)
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+            threading.Thread(target=hang_up, daemon=True).start()
         elif path == "/redirect":
             status = int(query.get("status", "302"))
             self.send(status, b"moved", [("Location", query.get("to", "/json"))])

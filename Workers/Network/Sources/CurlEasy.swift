@@ -38,6 +38,13 @@ struct CurlEasy {
         try check(monarch_curl_easy_setopt_seek_callback(pointer, callback), CURLOPT_SEEKFUNCTION)
     }
 
+    /// Sets the callback libcurl closes the handle's sockets with, instead of `close`, and the
+    /// data it is given.
+    func setCloseSocket(_ callback: curl_closesocket_callback, data: UnsafeMutableRawPointer) throws(CurlSetupError) {
+        try check(monarch_curl_easy_setopt_closesocket_callback(pointer, callback), CURLOPT_CLOSESOCKETFUNCTION)
+        try set(CURLOPT_CLOSESOCKETDATA, pointer: data)
+    }
+
     /// A long-valued piece of information, or nil when libcurl has none.
     func long(_ info: CURLINFO) -> Int? {
         var value = 0

@@ -3,6 +3,10 @@ import CCurlShim
 import Logging
 import MonarchLoop
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// libcurl's multi-socket interface driven by an event loop: one `CURLM` whose sockets are
 /// watched by ``LoopPoll``s and whose timeouts run on one ``LoopTimer``, so hundreds of
 /// exchanges share the loop's thread with no thread of their own.
@@ -49,6 +53,12 @@ public final class CurlMulti: @unchecked Sendable {
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Reset handles ready for the next exchange.
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// The sockets whose polls are parked: registered, reporting to no one.
+    private var parked: Set<Int32> = []
+    /// Whether libcurl's last timeout asked to be run at once.
+    private var timeoutDueNow = false
+    /// Whether a run of the timeout is queued on the loop.
+    private var timeoutQueued = false
 
     /// Creates a multi on `loop`, initialising libcurl first if nothing has (see
     /// ``CurlLibrary/initialize()``). Loop thread only.
@@ -97,10 +107,17 @@ public final class CurlMulti: @unchecked Sendable {
     /// transfers of a kept-alive connection. Loop thread only.
     public private(set) var pollsMade = 0
 
-    /// Sockets being watched. Loop thread only.
+    /// Sockets being watched for libcurl. Loop thread only.
     public var watchedSockets: Int {
         loop.preconditionInEventLoop()
-        return polls.values.count(where: \.isWatching)
+        return polls.values.count(where: \.isWatching) - parked.count
+    }
+
+    /// Sockets of kept-alive connections between transfers whose polls stay registered with
+    /// the loop (see ``park(_:)``). Loop thread only.
+    public var parkedSockets: Int {
+        loop.preconditionInEventLoop()
+        return parked.count
     }
 
     /// Performs one exchange and returns how it ended; never throws.
@@ -168,6 +185,7 @@ public final class CurlMulti: @unchecked Sendable {
         idleHandles = []
         let handles: [LoopHandle] = Array(polls.values) + [timer]
         polls = [:]
+        parked = []
         timerAction = nil
         for handle in handles { handle.close() }
         return handles
@@ -196,6 +214,10 @@ public final class CurlMulti: @unchecked Sendable {
         let easy = CurlEasy(pointer: pointer)
         do {
             try transfer.configure(easy)
+            // The sockets a connection opens for this exchange keep this callback for life.
+            try easy.setCloseSocket({ data, socket in
+                Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().closeSocket(socket)
+            }, data: Unmanaged.passUnretained(self).toOpaque())
         } catch {
             recycle(pointer)
             transfer.resume(.failed(FetchFailure(kind: .other, curlCode: Int32(bitPattern: error.code.rawValue), message: "\(error)")))
@@ -255,14 +277,16 @@ public final class CurlMulti: @unchecked Sendable {
     // MARK: - libcurl's socket and timer callbacks
 
     /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl wants, or stop watching it.
+    ///
+    /// A poll is kept per descriptor number, not closed and made again, for the next transfer
+    /// of a kept-alive connection or the next socket given that number. Watching a socket for
+    /// what its poll watches already costs no system call.
     private func watch(_ socket: Int32, _ what: Int32) -> Int32 {
         if what == CURL_POLL_REMOVE {
-            // libcurl removes a kept-alive connection's socket between its transfers: the poll
-            // is stopped and kept for the next one (or for the next socket given that number),
-            // not closed and made again. At most one poll per descriptor number.
-            polls[socket]?.stop()
+            park(socket)
             return 0
         }
+        parked.remove(socket)
         var events: LoopPoll.Events = []
         if what & CURL_POLL_IN != 0 { events.insert(.readable) }
         if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
@@ -294,13 +318,54 @@ public final class CurlMulti: @unchecked Sendable {
         }
     }
 
+    /// Stops reporting `socket`, which libcurl no longer watches.
+    ///
+    /// libcurl stops watching a kept-alive connection's socket after each of its transfers,
+    /// and watches it for reading again at the start of the next. A poll watching for reading
+    /// only stays registered with the loop meanwhile, its reports going nowhere, so that both
+    /// cost no system call; should the socket become readable in between (the server closed
+    /// the connection), the poll stops then. Any other poll stops at once. A parked socket is
+    /// never closed under its poll: libcurl closes its sockets with ``closeSocket(_:)``.
+    private func park(_ socket: Int32) {
+        guard let poll = polls[socket], poll.isWatching else { return }
+        guard poll.watchedEvents == .readable else {
+            poll.stop()
+            return
+        }
+        parked.insert(socket)
+        try? poll.start(events: .readable) { [unowned self, unowned poll] _ in
+            poll.stop()
+            parked.remove(socket)
+        }
+    }
+
+    /// CURLOPT_CLOSESOCKETFUNCTION: stops watching `socket`, then closes it.
+    private func closeSocket(_ socket: Int32) -> Int32 {
+        polls[socket]?.stop()
+        parked.remove(socket)
+        return Glibc.close(socket)
+    }
+
     /// CURLMOPT_TIMERFUNCTION: run libcurl's timeouts after `timeoutMs` (-1: no timer).
+    ///
+    /// libcurl must not be called from its callback, so even a timeout of zero runs later:
+    /// before the loop next waits, in the same pass.
     private func schedule(afterMs timeoutMs: Int) -> Int32 {
         guard multi != nil else { return 0 }
+        timeoutDueNow = timeoutMs == 0
         if timeoutMs < 0 {
             timer.stop()
+        } else if timeoutMs == 0 {
+            timer.stop()
+            guard !timeoutQueued else { return 0 }
+            timeoutQueued = true
+            loop.execute {
+                self.timeoutQueued = false
+                guard self.timeoutDueNow else { return }
+                self.timeoutDueNow = false
+                self.act(on: CurlMulti.timeoutSocket, events: 0)
+            }
         } else if let timerAction {
-            // Zero too goes through the loop: libcurl must not be called from its callback.
             timer.start(afterMs: UInt64(timeoutMs), timerAction)
         }
         return 0

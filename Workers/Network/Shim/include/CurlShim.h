@@ -23,6 +23,9 @@ CURLcode monarch_curl_easy_setopt_data_callback(CURL *easy, CURLoption option, m
 /* curl_easy_setopt for CURLOPT_SEEKFUNCTION. */
 CURLcode monarch_curl_easy_setopt_seek_callback(CURL *easy, monarch_curl_seek_callback callback);
 
+/* curl_easy_setopt for CURLOPT_CLOSESOCKETFUNCTION. */
+CURLcode monarch_curl_easy_setopt_closesocket_callback(CURL *easy, curl_closesocket_callback callback);
+
 /* curl_easy_getinfo for an item answered with a long. */
 CURLcode monarch_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 /* curl_easy_getinfo for an item answered with a curl_off_t. */
