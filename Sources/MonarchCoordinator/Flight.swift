@@ -35,19 +35,25 @@ final class Flight {
     /// The misses and failures so far, listed when a waiter's deadline passes.
     let attempts = AttemptLog()
     /// The waiters not answered yet, by their number in the table.
-    var waiters: [Int: Waiter] = [:]
+    var waiters = WaiterList()
     var task: Task<Void, Never>?
-    /// The providers the trip asks, in order: the one after the last attempt is being asked.
-    let asked: [String]
+    /// The request the trip answers, and the chain it goes down.
+    private let request: Request
+    private let providers: [any RequestProvider]
     /// How long the trip may run: as long as its longest-waiting waiter.
     let budget: TripBudget
 
-    init(id: Int, key: String?, asked: [String], budget: TripBudget) {
+    init(id: Int, key: String?, request: Request, providers: [any RequestProvider], budget: TripBudget) {
         self.id = id
         self.key = key
-        self.asked = asked
+        self.request = request
+        self.providers = providers
         self.budget = budget
     }
+
+    /// The providers the trip asks, in order: the one after the last attempt is being asked.
+    /// Worked out only when a waiter's deadline passes.
+    var asked: [String] { ProviderChain.asked(for: request, from: providers).map(\.name) }
 
     /// What a waiter gets of `result` (and its `prepared` response): all of it when it
     /// started the trip, or when the answer may be shared (`shareable`, which
@@ -69,6 +75,7 @@ final class Flight {
     /// the provider being asked.
     func deadlinePassed(_ deadline: Duration) -> ChainError {
         var attempts = self.attempts.all
+        let asked = self.asked
         if attempts.count < asked.count {
             attempts.append(ProviderAttempt(
                 provider: asked[attempts.count], outcome: .timeout,
@@ -79,6 +86,48 @@ final class Flight {
 
     func cancelled() -> ChainError {
         ChainError(.cancelled, "the request was cancelled", attempts: attempts.all)
+    }
+}
+
+/// A flight's waiters by number. The first is kept inline, so that a trip with one waiter
+/// (most trips) makes no hash table; the waiters that join it go to one.
+struct WaiterList: Sequence {
+    private var first: (number: Int, waiter: Flight.Waiter)?
+    private var joiners: [Int: Flight.Waiter] = [:]
+
+    /// Whether no waiter is left.
+    var isEmpty: Bool { first == nil && joiners.isEmpty }
+
+    /// Adds `waiter` under `number`, a number not in the list.
+    mutating func add(_ waiter: Flight.Waiter, as number: Int) {
+        if first == nil, joiners.isEmpty { first = (number, waiter) } else { joiners[number] = waiter }
+    }
+
+    /// Removes the waiter numbered `number` and returns it; nil when there is none.
+    mutating func remove(_ number: Int) -> Flight.Waiter? {
+        if let first, first.number == number {
+            self.first = nil
+            return first.waiter
+        }
+        return joiners.removeValue(forKey: number)
+    }
+
+    /// The waiters and their numbers, the first one first.
+    func makeIterator() -> Iterator { Iterator(first: first, joiners: joiners.makeIterator()) }
+
+    /// Goes through the waiters of a list.
+    struct Iterator: IteratorProtocol {
+        fileprivate var first: (number: Int, waiter: Flight.Waiter)?
+        fileprivate var joiners: [Int: Flight.Waiter].Iterator
+
+        /// The next waiter and its number.
+        mutating func next() -> (number: Int, waiter: Flight.Waiter)? {
+            if let next = first {
+                first = nil
+                return next
+            }
+            return joiners.next().map { (number: $0.key, waiter: $0.value) }
+        }
     }
 }
 
@@ -218,8 +267,7 @@ actor FlightTable {
         nextFlight += 1
         let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
         budget.extend(to: .now + deadline)
-        let flight = Flight(
-            id: nextFlight, key: key, asked: ProviderChain.asked(for: request, from: providers).map(\.name), budget: budget)
+        let flight = Flight(id: nextFlight, key: key, request: request, providers: providers, budget: budget)
         flights[flight.id] = flight
         if let key { shared[key] = flight.id }
         let (id, attempts, work) = (flight.id, flight.attempts, work)
@@ -254,7 +302,7 @@ actor FlightTable {
         _ waiter: Int, in flight: Flight, startedTheTrip: Bool, deadline: Duration, deliver: @escaping (Flight.Outcome) -> Void
     ) {
         let timer = spareTimers.popLast() ?? (try? LoopTimer(on: loop))
-        flight.waiters[waiter] = Flight.Waiter(deliver: deliver, timer: timer, startedTheTrip: startedTheTrip)
+        flight.waiters.add(Flight.Waiter(deliver: deliver, timer: timer, startedTheTrip: startedTheTrip), as: waiter)
         flightOf[waiter] = flight.id
         let id = flight.id
         timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
@@ -267,7 +315,7 @@ actor FlightTable {
 
     /// Answers one waiter early; the trip is abandoned when nobody waits for it any more.
     private func leave(_ flight: Flight, _ waiter: Int, with result: Result<Response, ChainError>) {
-        guard let left = flight.waiters.removeValue(forKey: waiter) else { return }
+        guard let left = flight.waiters.remove(waiter) else { return }
         flightOf[waiter] = nil
         recycle(left.timer)
         if flight.waiters.isEmpty, let task = flight.task {
@@ -288,18 +336,18 @@ actor FlightTable {
             flight.task = nil
             table.unshare(flight)
             let answered = flight.waiters
-            flight.waiters.removeAll()
+            flight.waiters = WaiterList()
             for (waiter, entry) in answered {
                 table.flightOf[waiter] = nil
                 table.recycle(entry.timer)
             }
             // Last: what a waiter does with its answer may enter the table again.
             // Told once per trip, and only when a waiter joined it.
-            let shareable = answered.values.contains { !$0.startedTheTrip } && Flight.isShareable(result)
+            let shareable = answered.contains { !$0.waiter.startedTheTrip } && Flight.isShareable(result)
             // A response for several waiters is encoded once for all of them.
             var prepared: PreparedResponse?
             if shareable, case .success(let response) = result { prepared = PreparedResponse(response.message(id: 0)) }
-            for entry in answered.values {
+            for (_, entry) in answered {
                 entry.deliver(flight.outcome(
                     of: result, prepared: prepared, startedTheTrip: entry.startedTheTrip, shareable: shareable))
             }

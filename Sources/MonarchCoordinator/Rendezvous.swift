@@ -20,11 +20,19 @@ enum Rendezvous {
     /// The index in `workers` (names) of the owner of `key`; nil when `workers` is empty. Ties
     /// (equal names) go to the first.
     static func owner(of key: String, among workers: [String]) -> Int? {
-        var best: (index: Int, score: UInt64)?
-        for (index, worker) in workers.enumerated() {
-            let score = score(worker: worker, key: key)
-            if best == nil || score > best!.score { best = (index, score) }
+        owner(of: key, among: workers.indices) { workers[$0] }
+    }
+
+    /// The candidate that owns `key`, each known by its `name`; nil when there is none. Ties
+    /// (equal names) go to the first.
+    static func owner<Candidates: Sequence>(
+        of key: String, among candidates: Candidates, name: (Candidates.Element) -> String
+    ) -> Candidates.Element? {
+        var best: (candidate: Candidates.Element, score: UInt64)?
+        for candidate in candidates {
+            let score = score(worker: name(candidate), key: key)
+            if best == nil || score > best!.score { best = (candidate, score) }
         }
-        return best?.index
+        return best?.candidate
     }
 }

@@ -330,8 +330,8 @@ final class WorkerPool: RequestProvider, Sendable {
 
     /// The worker that owns `key`, among the serving ones not `excluded`. Loop thread only.
     func owner(of key: String, excluding excluded: [String] = []) -> WorkerSession? {
-        let candidates = state.value.workers.filter { $0.isServing && !excluded.contains($0.id) }
-        return Rendezvous.owner(of: key, among: candidates.map(\.shardName)).map { candidates[$0] }
+        let candidates = state.value.workers.lazy.filter { $0.isServing && !excluded.contains($0.id) }
+        return Rendezvous.owner(of: key, among: candidates, name: \.shardName)
     }
 
     /// How much a worker is preferred for a request to `host`: one with room over a full one,

@@ -240,7 +240,11 @@ struct FlightTableTests {
         // A kept timer still ends a wait at its deadline.
         let silent = HeldProvider { _ in .response(Response(body: Data("too late".utf8))) }
         let hasty = ask(table, on: loop, silent, key: "late", deadline: .milliseconds(100), client: 2)
-        #expect(await hasty.value.failure?.code == .deadlineExceeded)
+        let failure = await hasty.value.failure
+        #expect(failure?.code == .deadlineExceeded)
+        // The provider being asked when the deadline passed is named, as timed out.
+        #expect(failure?.attempts.map(\.provider) == ["held"])
+        #expect(failure?.attempts.map(\.outcome) == [.timeout])
         #expect(try await loop.submit { table.spareTimerCount } == 256)
         silent.release()
 
