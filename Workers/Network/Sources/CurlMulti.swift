@@ -53,6 +53,8 @@ public final class CurlMulti: @unchecked Sendable {
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Reset handles ready for the next exchange.
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// What each poll's reports are for, by socket.
+    private var reports: [Int32: Reports] = [:]
     /// The sockets whose polls are parked: registered, reporting to no one.
     private var parked: Set<Int32> = []
     /// Whether libcurl's last timeout asked to be run at once.
@@ -185,6 +187,7 @@ public final class CurlMulti: @unchecked Sendable {
         idleHandles = []
         let handles: [LoopHandle] = Array(polls.values) + [timer]
         polls = [:]
+        reports = [:]
         parked = []
         timerAction = nil
         for handle in handles { handle.close() }
@@ -297,9 +300,30 @@ public final class CurlMulti: @unchecked Sendable {
             } else {
                 poll = try LoopPoll(socket: socket, on: loop)
                 polls[socket] = poll
+                reports[socket] = reports(for: poll)
                 pollsMade += 1
             }
-            try poll.start(events: events) { [unowned self] ready in
+            try poll.start(events: events, reports[socket]!.toLibcurl)
+            return 0
+        } catch {
+            logger.error("cannot watch socket \(socket): \(error)")
+            polls.removeValue(forKey: socket)?.close()
+            reports[socket] = nil
+            return -1
+        }
+    }
+
+    /// What a poll's reports are for: libcurl, or the end of a parked socket's wait.
+    private struct Reports {
+        var toLibcurl: (Result<LoopPoll.Events, UVError>) -> Void
+        var endParking: (Result<LoopPoll.Events, UVError>) -> Void
+    }
+
+    /// The reports of `poll`, made once for the life of the poll rather than at each start.
+    private func reports(for poll: LoopPoll) -> Reports {
+        let socket = poll.socket
+        return Reports(
+            toLibcurl: { [unowned self] ready in
                 var flags: Int32 = 0
                 switch ready {
                 case .success(let events):
@@ -309,13 +333,11 @@ public final class CurlMulti: @unchecked Sendable {
                     flags = CURL_CSELECT_ERR
                 }
                 act(on: socket, events: flags)
-            }
-            return 0
-        } catch {
-            logger.error("cannot watch socket \(socket): \(error)")
-            polls.removeValue(forKey: socket)?.close()
-            return -1
-        }
+            },
+            endParking: { [unowned self, unowned poll] _ in
+                poll.stop()
+                parked.remove(socket)
+            })
     }
 
     /// Stops reporting `socket`, which libcurl no longer watches.
@@ -333,10 +355,7 @@ public final class CurlMulti: @unchecked Sendable {
             return
         }
         parked.insert(socket)
-        try? poll.start(events: .readable) { [unowned self, unowned poll] _ in
-            poll.stop()
-            parked.remove(socket)
-        }
+        if let endParking = reports[socket]?.endParking { try? poll.start(events: .readable, endParking) }
     }
 
     /// CURLOPT_CLOSESOCKETFUNCTION: stops watching `socket`, then closes it.

@@ -6,8 +6,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// Lowercased name → index in `fields`.
     private var index: [String: Int] = [:]
 
-    /// An empty set of headers.
-    public init() {}
+    /// An empty set of headers, with room for `capacity` fields before it grows.
+    public init(capacity: Int = 0) {
+        fields.reserveCapacity(capacity)
+        index.reserveCapacity(capacity)
+    }
 
     /// Headers holding `fields` in order, repeated names joined.
     public init(_ fields: [(name: String, value: String)]) {

@@ -9,6 +9,9 @@ struct HeaderCollector {
     /// The status of the response seen last.
     private(set) var status: Int?
 
+    /// Fields a response usually has at most: room for them is made once, not as they come.
+    static let usualFieldCount = 16
+
     /// Takes one raw line (with its CRLF) and returns whether it was a header field (rather
     /// than a status line, the blank line or something unparsable).
     @discardableResult
@@ -18,7 +21,7 @@ struct HeaderCollector {
         guard end > 0 else { return false }
         let bytes = UnsafeRawBufferPointer(rebasing: line[..<end])
         if bytes.starts(with: "HTTP/".utf8) {
-            headers = HTTPHeaders()
+            headers = HTTPHeaders(capacity: Self.usualFieldCount)
             contentLength = nil
             status = Self.status(in: bytes)
             return false
