@@ -91,8 +91,14 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func text(method: String, domain: String, encodedPath: String, query: [QueryItem]) -> String {
-        let key = "\(method) \(domain) \(encodedPath)"
+        var key = "\(method) \(domain) \(encodedPath)"
         guard !query.isEmpty else { return key }
+        if query.count == 1 {
+            // One item is in order already.
+            key.append("?")
+            query.appendEncodedQuery(to: &key)
+            return key
+        }
         let encoded = query.enumerated().map {
             (position: $0.offset, name: [QueryItem(name: $0.element.name, value: nil)].encodedQuery, item: [$0.element].encodedQuery)
         }

@@ -131,35 +131,43 @@ public struct UpstreamTemplate: Sendable, CustomStringConvertible {
     ///   path parser refuses them.)
     public func url(parameters: [String: String], remainder: [String], query: [QueryItem]) throws(PathError) -> String {
         var url = origin
-        if !pieces.isEmpty {
-            var path: [String] = []
-            for piece in pieces {
-                switch piece {
-                case .literal(let text):
-                    path.append(text)
-                case .parameter(let name):
-                    let value = parameters[name] ?? ""
-                    try Self.checkSegment(value, naming: "the parameter \(name)")
-                    path.append(Self.encode(value))
-                case .remainder:
-                    for component in remainder { try Self.checkSegment(component, naming: "a component") }
-                    path.append(remainder.map(Self.encode).joined(separator: "/"))
+        url.reserveCapacity(Self.expectedLength)
+        for piece in pieces {
+            url.append("/")
+            switch piece {
+            case .literal(let text):
+                url.append(text)
+            case .parameter(let name):
+                let value = parameters[name] ?? ""
+                try Self.checkSegment(value, naming: "the parameter \(name)")
+                url.append(Self.encode(value))
+            case .remainder:
+                for (position, component) in remainder.enumerated() {
+                    try Self.checkSegment(component, naming: "a component")
+                    if position > 0 { url.append("/") }
+                    url.append(Self.encode(component))
                 }
             }
-            url += "/" + path.joined(separator: "/")
         }
-        let items = [fixedQuery, query.isEmpty ? nil : query.encodedQuery].compactMap { $0 }
-        if !items.isEmpty {
-            url += "?" + items.joined(separator: "&")
+        if let fixedQuery {
+            url.append("?")
+            url.append(fixedQuery)
+        }
+        if !query.isEmpty {
+            url.append(fixedQuery == nil ? "?" : "&")
+            query.appendEncodedQuery(to: &url)
         }
         return url
     }
 
-    private static func checkSegment(_ value: String, naming what: String) throws(PathError) {
+    /// Room made for a URL before it is written: most fit, so it is written without growing.
+    private static let expectedLength = 128
+
+    private static func checkSegment(_ value: String, naming what: @autoclosure () -> String) throws(PathError) {
         guard value.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }) else { return }
         throw PathError(
             .separatorInComponent,
-            "\(what) (\(value.debugDescription)) holds a / or \\, which would change the upstream's path")
+            "\(what()) (\(value.debugDescription)) holds a / or \\, which would change the upstream's path")
     }
 
     private static func encode(_ text: String) -> String {
