@@ -58,8 +58,8 @@ import Testing
                 Issue.record("the first fetch failed")
                 return
             }
-            #expect(try await harness.loop.submit { multi.parkedSockets } == 1)
-            // The server's close makes the parked socket readable: its poll stops then.
+            // The server's close makes the parked socket readable: its poll stops then. (Whether
+            // the test sees it parked first depends on the machine's speed: not checked here.)
             var waited = 0
             while try await harness.loop.submit({ multi.parkedSockets }) > 0 {
                 waited += 1
