@@ -62,6 +62,8 @@ public struct Response: Sendable, Hashable {
     public var mayBeShared: Bool {
         guard cacheable else { return false }
         for (name, value) in headers {
+            // Only names as long as those below can be one of them.
+            guard Self.sharingHeaderLengths.contains(name.utf8.count) else { continue }
             switch name.asciiLowercased {
             case "set-cookie", "set-cookie2": return false
             case "vary":
@@ -74,6 +76,9 @@ public struct Response: Sendable, Hashable {
         }
         return true
     }
+
+    /// The lengths of the names of the headers ``mayBeShared`` reads.
+    private static let sharingHeaderLengths = ["set-cookie", "set-cookie2", "vary", "cache-control"].map(\.utf8.count)
 
     /// The items of a comma-separated header value, lowercased, without spaces or empty items.
     private static func listItems(_ value: String) -> [String] {

@@ -51,6 +51,8 @@ struct SharingTests {
         (["cache-control": "private=\"set-cookie\""], true, false),
         (["Cache-Control": "no-store"], true, false),
         (["Set-Cookie": "sid=alice-secret"], true, false),
+        (["SET-COOKIE2": "sid=alice-secret", "Content-Type": "text/plain"], true, false),
+        (["Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"], true, true),
         (["Vary": "Accept"], true, false),
         (["vary": "accept-encoding, X-Api-Key"], true, false),
         (["Vary": "*"], true, false),
