@@ -199,15 +199,29 @@ final class WorkerPool: RequestProvider, Sendable {
 
     /// The `host:port` of a request's upstream URL, lowercased; `""` for a request with none.
     static func upstreamHost(of request: Request) -> String {
-        guard let upstream = request.route.upstream?.utf8 else { return "" }
-        var index = upstream.startIndex
-        while index < upstream.endIndex, !upstream[index...].starts(with: "://".utf8) { index = upstream.index(after: index) }
-        guard index < upstream.endIndex else { return "" }
-        let host = upstream[upstream.index(index, offsetBy: 3)...].prefix {
-            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        guard var upstream = request.route.upstream else { return "" }
+        return upstream.withUTF8 { bytes in
+            var start = 0
+            while start + 3 <= bytes.count,
+                !(bytes[start] == UInt8(ascii: ":") && bytes[start + 1] == UInt8(ascii: "/")
+                    && bytes[start + 2] == UInt8(ascii: "/"))
+            {
+                start += 1
+            }
+            guard start + 3 <= bytes.count else { return "" }
+            start += 3
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"),
+                bytes[end] != UInt8(ascii: "#")
+            {
+                end += 1
+            }
+            // Host names are ASCII (IDNs travel as punycode).
+            return String(unsafeUninitializedCapacity: end - start) { host in
+                for offset in 0..<(end - start) { host[offset] = bytes[start + offset].asciiLowercased }
+                return end - start
+            }
         }
-        // Host names are ASCII (IDNs travel as punycode).
-        return String(decoding: host.map(\.asciiLowercased), as: UTF8.self)
     }
 
     /// What ``reserveReady(for:host:excluding:)`` found.

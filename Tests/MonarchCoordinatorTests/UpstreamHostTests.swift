@@ -15,11 +15,16 @@ import Testing
         #expect(host("https://Example.COM?q=1") == "example.com")
         #expect(host("http://example.com#top") == "example.com")
         #expect(host("http://[::1]:9000/") == "[::1]:9000")
+        #expect(host("HTTP://X:1") == "x:1")
+        #expect(host("http://café.example/") == "café.example")
     }
 
     @Test func noUpstreamOrNoSchemeIsTheEmptyHost() {
         #expect(host(nil) == "")
         #expect(host("example.com/path") == "")
         #expect(host("http:/example.com") == "")
+        #expect(host("http://") == "")
+        #expect(host("://") == "")
+        #expect(host("a:/") == "")
     }
 }
