@@ -46,15 +46,14 @@ public final class CurlMulti: @unchecked Sendable {
     private let timer: LoopTimer
     /// What the timer runs, made once.
     private var timerAction: (() -> Void)?
-    /// A poll per socket libcurl asked to watch, started while it wants events, stopped and kept
-    /// (for the next socket with that number) after it no longer does.
-    private var polls: [Int32: LoopPoll] = [:]
+    /// A poll per socket libcurl asked to watch, with its reports, started while it wants
+    /// events, parked or stopped and kept (for the next socket with that number) after it no
+    /// longer does.
+    private var watches: [Int32: SocketWatch] = [:]
     /// Exchanges in progress, by easy handle.
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Reset handles ready for the next exchange.
     private var idleHandles: [UnsafeMutableRawPointer] = []
-    /// What each poll's reports are for, by socket.
-    private var reports: [Int32: Reports] = [:]
     /// The sockets whose polls are parked: registered, reporting to no one.
     private var parked: Set<Int32> = []
     /// Whether libcurl's last timeout asked to be run at once.
@@ -112,7 +111,7 @@ public final class CurlMulti: @unchecked Sendable {
     /// Sockets being watched for libcurl. Loop thread only.
     public var watchedSockets: Int {
         loop.preconditionInEventLoop()
-        return polls.values.count(where: \.isWatching) - parked.count
+        return watches.values.count(where: \.poll.isWatching) - parked.count
     }
 
     /// Sockets of kept-alive connections between transfers whose polls stay registered with
@@ -185,9 +184,8 @@ public final class CurlMulti: @unchecked Sendable {
         curl_multi_cleanup(multi)
         for pointer in idleHandles { curl_easy_cleanup(pointer) }
         idleHandles = []
-        let handles: [LoopHandle] = Array(polls.values) + [timer]
-        polls = [:]
-        reports = [:]
+        let handles: [LoopHandle] = watches.values.map(\.poll) + [timer]
+        watches = [:]
         parked = []
         timerAction = nil
         for handle in handles { handle.close() }
@@ -294,35 +292,36 @@ public final class CurlMulti: @unchecked Sendable {
         if what & CURL_POLL_IN != 0 { events.insert(.readable) }
         if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
         do {
-            let poll: LoopPoll
-            if let existing = polls[socket] {
-                poll = existing
+            let entry: SocketWatch
+            if let existing = watches[socket] {
+                entry = existing
             } else {
-                poll = try LoopPoll(socket: socket, on: loop)
-                polls[socket] = poll
-                reports[socket] = reports(for: poll)
+                entry = watching(try LoopPoll(socket: socket, on: loop))
+                watches[socket] = entry
                 pollsMade += 1
             }
-            try poll.start(events: events, reports[socket]!.toLibcurl)
+            try entry.poll.start(events: events, entry.toLibcurl)
             return 0
         } catch {
             logger.error("cannot watch socket \(socket): \(error)")
-            polls.removeValue(forKey: socket)?.close()
-            reports[socket] = nil
+            watches.removeValue(forKey: socket)?.poll.close()
             return -1
         }
     }
 
-    /// What a poll's reports are for: libcurl, or the end of a parked socket's wait.
-    private struct Reports {
-        var toLibcurl: (Result<LoopPoll.Events, UVError>) -> Void
-        var endParking: (Result<LoopPoll.Events, UVError>) -> Void
+    /// A socket's poll and what its reports are for: libcurl, or the end of a parked socket's
+    /// wait. The reports are made once for the life of the poll rather than at each start.
+    private struct SocketWatch {
+        let poll: LoopPoll
+        let toLibcurl: (Result<LoopPoll.Events, UVError>) -> Void
+        let endParking: (Result<LoopPoll.Events, UVError>) -> Void
     }
 
-    /// The reports of `poll`, made once for the life of the poll rather than at each start.
-    private func reports(for poll: LoopPoll) -> Reports {
+    /// The watch of a new poll.
+    private func watching(_ poll: LoopPoll) -> SocketWatch {
         let socket = poll.socket
-        return Reports(
+        return SocketWatch(
+            poll: poll,
             toLibcurl: { [unowned self] ready in
                 var flags: Int32 = 0
                 switch ready {
@@ -349,18 +348,18 @@ public final class CurlMulti: @unchecked Sendable {
     /// the connection), the poll stops then. Any other poll stops at once. A parked socket is
     /// never closed under its poll: libcurl closes its sockets with ``closeSocket(_:)``.
     private func park(_ socket: Int32) {
-        guard let poll = polls[socket], poll.isWatching else { return }
-        guard poll.watchedEvents == .readable else {
-            poll.stop()
+        guard let entry = watches[socket], entry.poll.isWatching else { return }
+        guard entry.poll.watchedEvents == .readable else {
+            entry.poll.stop()
             return
         }
         parked.insert(socket)
-        if let endParking = reports[socket]?.endParking { try? poll.start(events: .readable, endParking) }
+        try? entry.poll.start(events: .readable, entry.endParking)
     }
 
     /// CURLOPT_CLOSESOCKETFUNCTION: stops watching `socket`, then closes it.
     private func closeSocket(_ socket: Int32) -> Int32 {
-        polls[socket]?.stop()
+        watches[socket]?.poll.stop()
         parked.remove(socket)
         return Glibc.close(socket)
     }
