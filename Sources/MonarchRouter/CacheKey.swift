@@ -93,16 +93,17 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     private static func text(method: String, domain: String, encodedPath: String, query: [QueryItem]) -> String {
         var key = "\(method) \(domain) \(encodedPath)"
         guard !query.isEmpty else { return key }
+        key.append("?")
+        // In order of their encoded names, items of one name in the order they came; one item
+        // is in order already.
+        let ordered: [QueryItem]
         if query.count == 1 {
-            // One item is in order already.
-            key.append("?")
-            query.appendEncodedQuery(to: &key)
-            return key
+            ordered = query
+        } else {
+            let names = query.map { PercentEncoding.encode($0.name, keeping: PercentEncoding.isUnreserved) }
+            ordered = query.indices.sorted { (names[$0], $0) < (names[$1], $1) }.map { query[$0] }
         }
-        let encoded = query.enumerated().map {
-            (position: $0.offset, name: [QueryItem(name: $0.element.name, value: nil)].encodedQuery, item: [$0.element].encodedQuery)
-        }
-        let ordered = encoded.sorted { ($0.name, $0.position) < ($1.name, $1.position) }
-        return key + "?" + ordered.map(\.item).joined(separator: "&")
+        ordered.appendEncodedQuery(to: &key)
+        return key
     }
 }
