@@ -83,6 +83,33 @@ import Testing
         }
     }
 
+    @Test func theResolversSocketIsNeverLeftParked() async throws {
+        try await withHarness { harness in
+            let multi = harness.multi
+            // A name goes to libcurl's resolver thread, whose socket libcurl watches, stops
+            // watching and closes itself: its poll must stop before that, not stay parked on a
+            // number the next connection may be given. (`.invalid` never resolves.)
+            let unresolvable = await multi.fetch(FetchSpec(url: "http://monarch-test.invalid/", connectTimeout: .seconds(2)))
+            guard case .failed = unresolvable else {
+                Issue.record("a name under .invalid resolved: \(unresolvable)")
+                return
+            }
+            let (watched, parked) = try await harness.loop.submit { (multi.watchedSockets, multi.parkedSockets) }
+            #expect(watched == 0)
+            #expect(parked == 0, "the resolver's socket was parked, and then closed under its poll")
+            // The next connection is watched and answered, whatever number its socket got.
+            for _ in 0..<2 {
+                let answer = await multi.fetch(FetchSpec(url: harness.origin.url("/json"), timeout: .seconds(5)))
+                guard case .answered(let response) = answer else {
+                    Issue.record("a fetch after a failed lookup was not answered: \(answer)")
+                    return
+                }
+                #expect(response.status == 200)
+            }
+            #expect(try await harness.loop.submit { multi.parkedSockets } == 1, "the connection's socket is parked")
+        }
+    }
+
     @Test func aFetchByACancelledTaskEndsAtOnceWithNoRequest() async throws {
         try await withHarness { harness in
             let multi = harness.multi

@@ -24,6 +24,10 @@ CURLcode monarch_curl_easy_setopt_seek_callback(CURL *easy, monarch_curl_seek_ca
     return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
 }
 
+CURLcode monarch_curl_easy_setopt_opensocket_callback(CURL *easy, curl_opensocket_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+
 CURLcode monarch_curl_easy_setopt_closesocket_callback(CURL *easy, curl_closesocket_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
 }

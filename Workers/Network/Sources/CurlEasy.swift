@@ -38,10 +38,14 @@ struct CurlEasy {
         try check(monarch_curl_easy_setopt_seek_callback(pointer, callback), CURLOPT_SEEKFUNCTION)
     }
 
-    /// Sets the callback libcurl closes the handle's sockets with, instead of `close`, and the
-    /// data it is given.
-    func setCloseSocket(_ callback: curl_closesocket_callback, data: UnsafeMutableRawPointer) throws(CurlSetupError) {
-        try check(monarch_curl_easy_setopt_closesocket_callback(pointer, callback), CURLOPT_CLOSESOCKETFUNCTION)
+    /// Sets the callbacks libcurl opens and closes the sockets of the handle's connections with,
+    /// instead of `socket` and `close`, and the data both are given.
+    func setSocketCallbacks(
+        open: curl_opensocket_callback, close: curl_closesocket_callback, data: UnsafeMutableRawPointer
+    ) throws(CurlSetupError) {
+        try check(monarch_curl_easy_setopt_opensocket_callback(pointer, open), CURLOPT_OPENSOCKETFUNCTION)
+        try set(CURLOPT_OPENSOCKETDATA, pointer: data)
+        try check(monarch_curl_easy_setopt_closesocket_callback(pointer, close), CURLOPT_CLOSESOCKETFUNCTION)
         try set(CURLOPT_CLOSESOCKETDATA, pointer: data)
     }
 

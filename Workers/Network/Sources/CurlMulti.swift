@@ -56,6 +56,10 @@ public final class CurlMulti: @unchecked Sendable {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// The sockets whose polls are parked: registered, reporting to no one.
     private var parked: Set<Int32> = []
+    /// The open sockets of libcurl's connections: made by ``openSocket(_:)`` and not closed by
+    /// ``closeSocket(_:)`` yet. Only they may be parked; libcurl closes its other sockets (the
+    /// threaded resolver's) itself.
+    private var connectionSockets: Set<Int32> = []
     /// Whether libcurl's last timeout asked to be run at once.
     private var timeoutDueNow = false
     /// Whether a run of the timeout is queued on the loop.
@@ -187,6 +191,7 @@ public final class CurlMulti: @unchecked Sendable {
         let handles: [LoopHandle] = watches.values.map(\.poll) + [timer]
         watches = [:]
         parked = []
+        connectionSockets = []
         timerAction = nil
         for handle in handles { handle.close() }
         return handles
@@ -215,10 +220,15 @@ public final class CurlMulti: @unchecked Sendable {
         let easy = CurlEasy(pointer: pointer)
         do {
             try transfer.configure(easy)
-            // The sockets a connection opens for this exchange keep this callback for life.
-            try easy.setCloseSocket({ data, socket in
-                Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().closeSocket(socket)
-            }, data: Unmanaged.passUnretained(self).toOpaque())
+            // The sockets a connection opens for this exchange keep these callbacks for life.
+            try easy.setSocketCallbacks(
+                open: { data, _, address in
+                    Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().openSocket(address)
+                },
+                close: { data, socket in
+                    Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().closeSocket(socket)
+                },
+                data: Unmanaged.passUnretained(self).toOpaque())
         } catch {
             recycle(pointer)
             transfer.resume(.failed(FetchFailure(kind: .other, curlCode: Int32(bitPattern: error.code.rawValue), message: "\(error)")))
@@ -345,11 +355,13 @@ public final class CurlMulti: @unchecked Sendable {
     /// and watches it for reading again at the start of the next. A poll watching for reading
     /// only stays registered with the loop meanwhile, its reports going nowhere, so that both
     /// cost no system call; should the socket become readable in between (the server closed
-    /// the connection), the poll stops then. Any other poll stops at once. A parked socket is
-    /// never closed under its poll: libcurl closes its sockets with ``closeSocket(_:)``.
+    /// the connection), the poll stops then. Any other poll stops at once, and so does the poll
+    /// of any socket that is not a connection's (the resolver's, which libcurl closes without
+    /// telling): a parked socket must never be closed under its poll, and libcurl closes its
+    /// connections' sockets with ``closeSocket(_:)``.
     private func park(_ socket: Int32) {
         guard let entry = watches[socket], entry.poll.isWatching else { return }
-        guard entry.poll.watchedEvents == .readable else {
+        guard entry.poll.watchedEvents == .readable, connectionSockets.contains(socket) else {
             entry.poll.stop()
             return
         }
@@ -357,10 +369,23 @@ public final class CurlMulti: @unchecked Sendable {
         try? entry.poll.start(events: .readable, entry.endParking)
     }
 
+    /// CURLOPT_OPENSOCKETFUNCTION: opens a socket for a connection, as libcurl would, and notes
+    /// it as one whose poll may be parked. `CURL_SOCKET_BAD` when the system refuses (libcurl
+    /// reports the failure with `errno`).
+    private func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t {
+        guard let address else { return CURL_SOCKET_BAD }
+        let socket = Glibc.socket(
+            address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
+        guard socket >= 0 else { return CURL_SOCKET_BAD }
+        connectionSockets.insert(socket)
+        return socket
+    }
+
     /// CURLOPT_CLOSESOCKETFUNCTION: stops watching `socket`, then closes it.
     private func closeSocket(_ socket: Int32) -> Int32 {
         watches[socket]?.poll.stop()
         parked.remove(socket)
+        connectionSockets.remove(socket)
         return Glibc.close(socket)
     }
 

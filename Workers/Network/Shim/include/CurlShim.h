@@ -23,6 +23,8 @@ CURLcode monarch_curl_easy_setopt_data_callback(CURL *easy, CURLoption option, m
 /* curl_easy_setopt for CURLOPT_SEEKFUNCTION. */
 CURLcode monarch_curl_easy_setopt_seek_callback(CURL *easy, monarch_curl_seek_callback callback);
 
+/* curl_easy_setopt for CURLOPT_OPENSOCKETFUNCTION. */
+CURLcode monarch_curl_easy_setopt_opensocket_callback(CURL *easy, curl_opensocket_callback callback);
 /* curl_easy_setopt for CURLOPT_CLOSESOCKETFUNCTION. */
 CURLcode monarch_curl_easy_setopt_closesocket_callback(CURL *easy, curl_closesocket_callback callback);
 
