@@ -44,9 +44,9 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
     }
 
     /// Watches for `events` and calls `callback` on the loop thread each time some of them are
-    /// ready, with the ready ones, or with the error libuv reports for the socket. Replaces the
-    /// events and the callback set before; replacing only the callback costs no system call.
-    /// Starting with no events is ``stop()``.
+    /// ready, with the ready ones, or with the error libuv reports for the socket (which stops
+    /// the poll). Replaces the events and the callback set before; replacing only the callback
+    /// costs no system call. Starting with no events is ``stop()``.
     ///
     /// - Throws: ``UVError`` when libuv cannot start watching.
     public func start(events: Events, _ callback: @escaping (Result<Events, UVError>) -> Void) throws(UVError) {
@@ -64,6 +64,10 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
                 let action = owner.action
             else { return }
             if status < 0 {
+                // libuv stopped the poll before reporting the error: starting it again must
+                // register it again, even for the same events.
+                owner.action = nil
+                owner.watchedEvents = []
                 action(.failure(UVError(code: status, operation: "poll socket \(owner.socket)")))
             } else {
                 action(.success(Events(rawValue: events)))

@@ -88,6 +88,61 @@ import Testing
         }
     }
 
+    @Test func aPollStoppedByAnErrorWatchesAgainWhenStartedWithTheSameEvents() async throws {
+        // A datagram to a closed port leaves a connected UDP socket in error (ECONNREFUSED)
+        // until the error is read; libuv reports it and stops the poll. Starting the poll again
+        // for the same events must watch again (and report the error again), not take the poll
+        // for one still watching.
+        let port = try unusedPort()
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(socket >= 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        #expect(send(socket, "x", 1, 0) == 1)
+        let loop = try EventLoop(name: "poll-error-test")
+        let poll = try await loop.submit { try LoopPoll(socket: socket, on: loop) }
+        let giveUp = try await loop.submit { try LoopTimer(on: loop) }
+        for round in 1...2 {
+            let (report, watching) = try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(Result<LoopPoll.Events, UVError>?, Bool), any Error>) in
+                loop.execute {
+                    var resumed = false
+                    func finish(_ report: Result<LoopPoll.Events, UVError>?) {
+                        guard !resumed else { return }
+                        resumed = true
+                        giveUp.stop()
+                        continuation.resume(returning: (report, poll.isWatching))
+                    }
+                    do {
+                        // Not stopped here: the error stops it.
+                        try poll.start(events: [.readable]) { finish($0) }
+                        // A poll that was never registered again would wait for ever.
+                        giveUp.start(afterMs: 10_000) { finish(nil) }
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+            guard let report else {
+                Issue.record("round \(round): the poll started again reported nothing")
+                break
+            }
+            #expect({ if case .failure = report { true } else { false } }(), "round \(round): \(report)")
+            #expect(!watching, "round \(round): a poll an error stopped says it is stopped")
+        }
+        await giveUp.closeAndWait()
+        await poll.closeAndWait()
+        let report = loop.shutdown()
+        #expect(report.handlesLeftOpen == 0)
+    }
+
     @Test func aSocketCanBeWatchedAgainRightAfterItsPollCloses() async throws {
         try await withSocketPair { loop, mine, theirs in
             // libcurl may reuse a socket number before the old poll's close completes.
