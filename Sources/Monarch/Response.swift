@@ -94,7 +94,7 @@ extension Response {
     /// the order of the names as given (sorted), so the result does not depend on dictionary
     /// order. Values are kept as they are.
     public static func lowercasedHeaderNames(_ headers: [String: String]) -> [String: String] {
-        guard headers.keys.contains(where: { $0.utf8.contains { (0x41...0x5A).contains($0) } }) else { return headers }
+        guard headers.keys.contains(where: hasUppercase) else { return headers }
         var result: [String: String] = [:]
         result.reserveCapacity(headers.count)
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
@@ -106,5 +106,11 @@ extension Response {
             }
         }
         return result
+    }
+
+    /// Whether `name` has an ASCII capital letter (a byte in `A`…`Z`).
+    private static func hasUppercase(_ name: String) -> Bool {
+        for byte in name.utf8 where byte &- UInt8(ascii: "A") < 26 { return true }
+        return false
     }
 }

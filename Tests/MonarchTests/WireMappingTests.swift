@@ -110,6 +110,14 @@ import Testing
         #expect(Response.lowercasedHeaderNames(["a-b": "1"]) == ["a-b": "1"])
     }
 
+    @Test("only the capitals A to Z make a name change: the bytes beside them in ASCII and other letters stay")
+    func onlyCapitalsAreLowered() {
+        let bystanders = ["x@y": "1", "x[y": "2", "x`y": "3", "x{y": "4", "é-ñ": "5"]
+        #expect(Response.lowercasedHeaderNames(bystanders) == bystanders)
+        #expect(Response.lowercasedHeaderNames(["xA": "1"]) == ["xa": "1"])
+        #expect(Response.lowercasedHeaderNames(["xZ": "1", "x@y": "2"]) == ["xz": "1", "x@y": "2"])
+    }
+
     @Test("a fresh, cacheable response leaves the defaults out, and absent fields read as the defaults")
     func responseDefaults() {
         let message = Response().message(id: 2)
