@@ -116,6 +116,22 @@ import Testing
         }
     }
 
+    @Test func aStatusOutsideHTTPsIsAFailureNotAResponse() async throws {
+        // A response message with such a status is a protocol error to the coordinator, which
+        // would close the worker's connection with every request on it.
+        try await withHarness { harness in
+            for status in [600, 999] {
+                let outcome = await harness.provider().perform(routed(harness.origin.url("/status/\(status)")))
+                #expect(outcome.failureCode == "upstreamStatus", "\(outcome)")
+                #expect(outcome.failure?.message.contains("answered \(status), which is not an HTTP status") == true, "\(outcome)")
+                try #expect(await harness.stats().hits["/status/\(status)"] == 1, "not retried")
+            }
+            let fine = await harness.provider().perform(routed(harness.origin.url("/status/599")))
+            #expect(fine.failureCode == "upstreamStatus")
+            #expect(fine.failure?.message.contains("answered 599 after") == true, "\(fine)")
+        }
+    }
+
     @Test func aPostIsNotRetried() async throws {
         try await withHarness { harness in
             let outcome = await harness.provider().perform(routed(harness.origin.url("/flaky/p?fail=1"), method: "POST"))

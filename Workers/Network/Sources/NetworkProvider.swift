@@ -204,6 +204,9 @@ public struct NetworkProvider: RequestProvider {
         }
     }
 
+    /// The statuses a response may have: HTTP's, as the wire protocol allows them.
+    private static let statuses = 100...599
+
     private func outcome(of answer: FetchedResponse, method: String, url: UpstreamURL, attempts: Int) -> ProviderOutcome {
         switch answer.status {
         case 404, 410:
@@ -211,6 +214,10 @@ public struct NetworkProvider: RequestProvider {
         case 500...599:
             let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
             return .failure(ProviderFailure(code: "upstreamStatus", message: "\(url) answered \(answer.status) after \(tries)"))
+        case let status where !Self.statuses.contains(status):
+            // libcurl takes any three digits; a response message carries an HTTP status only.
+            return .failure(ProviderFailure(
+                code: "upstreamStatus", message: "\(url) answered \(status), which is not an HTTP status (100-599)"))
         default:
             let hints = CacheHints(cacheControl: answer.headers["cache-control"])
             let readOnly = method == "GET" || method == "HEAD"
