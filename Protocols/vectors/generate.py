@@ -309,6 +309,12 @@ invalid("invalid-json-trailing-garbage", "A complete object followed by more tha
         bad(b'{"type":"ping"} x'))
 invalid("invalid-json-empty-payload", "A zero-length frame: it cannot hold an object.", "invalidJSON",
         bad(b""))
+invalid("invalid-json-byte-order-mark", "A payload starting with the UTF-8 byte order mark (ef bb bf).", "invalidJSON",
+        bad(b'\xef\xbb\xbf{"type":"cancel","id":7}'))
+invalid("invalid-json-utf16", "The object in UTF-16LE: valid UTF-8 bytes (NULs), but not UTF-8 JSON text.", "invalidJSON",
+        bad('{"type":"cancel","id":7}'.encode("utf-16-le")))
+invalid("invalid-json-nul-after-object", "A NUL byte after the object: not JSON whitespace.", "invalidJSON",
+        bad(b'{"type":"cancel","id":7}\x00'))
 invalid("invalid-json-nan", "NaN is not JSON (some parsers accept it unless told not to).", "invalidJSON",
         bad(b'{"type":"ping","id":NaN}'))
 invalid("not-an-object-array", "A JSON array holding a message is not a message.", "notAnObject",

@@ -61,6 +61,11 @@ public struct MessageCodec: Sendable {
         // The messages of every request and answer, read straight from the bytes; anything
         // else, or anything out of the ordinary, goes through the full decoder below.
         if let message = HotMessageCodec.decode(payload) { return message }
+        // JSON text never holds a NUL, nor starts with a byte order mark: the full decoder would
+        // take either as a sign of another encoding (UTF-16, UTF-32) and read it.
+        if payload.starts(with: Self.byteOrderMark) || payload.contains(0) {
+            throw ProtocolError(.invalidJSON, "the payload is not UTF-8 JSON text: it starts with a byte order mark or holds a NUL byte")
+        }
         let payload = Array(payload)
         do {
             return try JSONDecoder().decode(WireMessage.self, from: Data(payload))
@@ -72,6 +77,9 @@ public struct MessageCodec: Sendable {
             throw ProtocolError(.invalidJSON, "\(error)")
         }
     }
+
+    /// The UTF-8 byte order mark, which a payload must not start with.
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Whether `bytes` are valid UTF-8: ASCII eight bytes at a time (a body's base64 is
     /// megabytes of it), the full check only when another byte is there.
