@@ -26,6 +26,7 @@ Prints failures, then a closing line "N passed, M failed"; exits 1 when anything
 
 import base64
 import binascii
+import decimal
 import importlib.util
 import json
 import os
@@ -207,7 +208,9 @@ def parse_payload(payload):
     except UnicodeDecodeError as error:
         raise ProtocolError("invalidUTF8", str(error)) from None
     try:
-        return json.loads(text, parse_constant=reject_constant)
+        # Numbers with a fraction or an exponent are read exactly, so that a fraction too small
+        # for a float (1.0000000000000001) still makes the number no integer.
+        return json.loads(text, parse_constant=reject_constant, parse_float=decimal.Decimal)
     except ValueError as error:
         raise ProtocolError("invalidJSON", str(error)) from None
 
@@ -442,7 +445,8 @@ def main(argv):
 
     with open(VECTORS, encoding="utf-8") as f:
         text = f.read()
-    document = json.loads(text)
+    # Read as payloads are: exactly (a float in a vector compares with what a payload gives).
+    document = json.loads(text, parse_float=decimal.Decimal)
     vectors = document["vectors"]
     checks.run("vectors file shape", check_file_shape, document)
     checks.run("vectors file is generated", check_generated, text)

@@ -362,6 +362,13 @@ invalid("id-negative", "A negative id.", "invalidField",
         bad(compact({"type": "request", "id": -1, "path": "users/1"})))
 invalid("id-fraction", "An id with a fraction.", "invalidField",
         bad(b'{"type":"request","id":1.5,"path":"users/1"}'))
+invalid("id-fraction-too-small-for-a-double", "An id whose fraction a 64-bit float rounds away (1.0000000000000001).",
+        "invalidField",
+        bad(b'{"type":"cancel","id":1.0000000000000001}'))
+invalid("status-fraction-too-small-for-a-double", "A status whose fraction a 64-bit float rounds away.", "invalidField",
+        bad(b'{"type":"response","id":1,"status":200.00000000000001}'))
+invalid("id-underflow", "An id too small for a 64-bit float (1e-400), which rounds it to 0.", "invalidField",
+        bad(b'{"type":"cancel","id":1e-400}'))
 invalid("id-too-large", "An id of 2^53, one above the largest valid id.", "invalidField",
         bad(compact({"type": "request", "id": ID_MAX + 1, "path": "users/1"})))
 invalid("request-path-null", "null for a required field is a wrong type, not an absent field.", "invalidField",

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Identifies one exchange on one connection; replies carry the id of their request.
 /// Valid ids are 0 through ``MessageIDLimit`` (the integers JSON peers represent exactly).
 public typealias MessageID = UInt64
@@ -37,7 +43,18 @@ extension KeyedDecodingContainer {
                 forKey: key, in: self,
                 debugDescription: "expected an integer in \(range.lowerBound)...\(range.upperBound), got \(value)")
         }
+        // Foundation reads a number with a fraction through a Double, which passes a fraction too
+        // small for it (1.0000000000000001) as a whole number: the number as written must be it.
+        guard let written = try? decode(Decimal.self, forKey: key), written == Self.decimal(value) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "expected an integer, got a number with a fraction")
+        }
         return value
+    }
+
+    /// `value` as a decimal number, exactly.
+    private static func decimal<T: FixedWidthInteger>(_ value: T) -> Decimal {
+        value < 0 ? Decimal(Int64(value)) : Decimal(UInt64(value))
     }
 
     /// Decodes an optional integer field that must lie in `range` (see ``decodeInteger(_:forKey:in:)``).
