@@ -18,7 +18,9 @@ import MonarchWire
 ///   frames of the largest size fit): a client pipelining a hundred large reads gets them as
 ///   fast as it takes them, and one that takes none holds a bounded amount;
 /// - while answers wait unread above the high watermark, nothing more is read from the client
-///   (the kernel, then the client, waits); an exchange's deadline counts from its arrival;
+///   (the kernel, then the client, waits); a request's deadline counts from its arrival, and
+///   one still waiting for its turn when it passes is answered `deadlineExceeded` then
+///   (within a second);
 /// - a client that still leaves more than ``Configuration/Limits/clientQueueBytes`` and a frame
 ///   unread is not reading at all: its connection is closed.
 ///
@@ -48,8 +50,18 @@ actor ClientSession {
     }
 
     private var calls: [MessageID: Call] = [:]
+    /// An exchange read and not started yet.
+    private struct Waiting {
+        var id: MessageID
+        var work: Work
+        var arrived: ContinuousClock.Instant
+        /// When a request's deadline passes (counted from its arrival); nil for an admin
+        /// exchange, or a request that its start refuses at once.
+        var expires: ContinuousClock.Instant?
+    }
+
     /// Exchanges read and not started yet, in arrival order.
-    private var waiting: Deque<(id: MessageID, work: Work, arrived: ContinuousClock.Instant)> = []
+    private var waiting: Deque<Waiting> = []
     /// The ids of ``waiting``, for the duplicate check and cancels.
     private var waitingIDs: Set<MessageID> = []
     /// The sizes of the last answers sent, in bytes: the largest of them sizes the window.
@@ -201,7 +213,10 @@ actor ClientSession {
             start(id, work, arrived: .now)
             starting = false
         } else {
-            waiting.append((id, work, .now))
+            let arrived = ContinuousClock.now
+            var expires: ContinuousClock.Instant?
+            if case .request(let request) = work, let deadline = coordinator.deadline(of: request) { expires = arrived + deadline }
+            waiting.append(Waiting(id: id, work: work, arrived: arrived, expires: expires))
             waitingIDs.insert(id)
         }
         startWaiting()
@@ -225,6 +240,21 @@ actor ClientSession {
             waitingIDs.remove(next.id)
             start(next.id, next.work, arrived: next.arrived)
         }
+    }
+
+    /// Answers the waiting requests whose deadline has passed by `now` with `deadlineExceeded`,
+    /// as their start would: none waits for its turn past its deadline, holding its share of
+    /// the client's and the coordinator's requests in flight. Called once a second or so.
+    func expireWaiting(now: ContinuousClock.Instant) {
+        func hasExpired(_ entry: Waiting) -> Bool { entry.expires.map { $0 <= now } ?? false }
+        guard !starting, waiting.contains(where: hasExpired) else { return }
+        let expired = waiting.filter(hasExpired)
+        waiting.removeAll(where: hasExpired)
+        for entry in expired { waitingIDs.remove(entry.id) }
+        starting = true
+        for entry in expired { start(entry.id, entry.work, arrived: entry.arrived) }
+        starting = false
+        startWaiting()
     }
 
     /// Starts call `id`, which arrived at `arrived`. Only while ``starting``: an answer given

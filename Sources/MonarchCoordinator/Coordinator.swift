@@ -295,6 +295,13 @@ public final class Coordinator: Sendable {
         return true
     }
 
+    /// How long `request` may take from its arrival, its wait for its turn on the client's
+    /// connection included (the shorter of its `deadlineMs` and its route's timeout); nil when
+    /// it would be refused before its trip. Loop thread only.
+    func deadline(of request: RequestMessage) -> Duration? {
+        try? RequestPlan(request, router: router, chains: chains, limits: limits, routes: routes).deadline
+    }
+
     /// Ends an exchange admitted by ``admitExchange()``.
     func exchangeFinished() {
         requestsInFlight -= 1
@@ -378,6 +385,7 @@ public final class Coordinator: Sendable {
         for client in clients.values {
             // A stall is looked for (and tracked) only in a client that is not idle.
             let (idle, stalled) = client.assumeIsolated { session in
+                session.expireWaiting(now: now)
                 let idle = session.isIdle(now: now, timeout: timeout)
                 return (idle, !idle && session.isStalled(now: now, timeout: timeout))
             }

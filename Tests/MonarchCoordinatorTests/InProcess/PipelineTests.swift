@@ -100,6 +100,24 @@ struct PipelineTests {
         }
     }
 
+    @Test("A request waiting for its turn is answered when its deadline passes, not when its turn comes")
+    func waitingRequestsExpire() async throws {
+        // A queue no larger than a frame: one request of the client at a time.
+        let yaml = "domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]\nlimits: { maxFrame: 1MB, clientQueue: 1MB }"
+        try await InProcessCluster.with(yaml) { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let client = try await cluster.client()
+            try await client.send(RequestMessage(id: 1, path: "held", policy: .noCache))
+            let held = try await bundle.nextRequest()
+            try await client.send(RequestMessage(id: 2, path: "waits", policy: .noCache, deadlineMs: 200))
+            #expect(code(try await client.answer(2)) == "deadlineExceeded", "answered while request 1 is still held")
+            #expect(!bundle.pending.contains { if case .request = $0 { true } else { false } }, "request 2 never reached the worker")
+            #expect(try await cluster.loop.submit { cluster.coordinator.requestsInFlight } == 1, "its share was given back")
+            try await bundle.respond(held.id, "held")
+            #expect(text(try await client.answer(1)) == "held")
+        }
+    }
+
     @Test("A client that leaves mid-request: its worker is told to cancel, and other clients are served")
     func clientLeaves() async throws {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
