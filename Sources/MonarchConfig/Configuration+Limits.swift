@@ -32,8 +32,8 @@ extension Configuration {
         public var inFlight = 10_000
         /// `clientQueue`: answers queued for one client and not yet taken by it: a client's
         /// requests start only as far as their answers fit in it (by the size of its recent
-        /// answers), and one that leaves more than this and a frame unread is closed. At least
-        /// ``maxFrameBytes``.
+        /// answers), and while more than this waits unread its responses are answered
+        /// `overloaded`. At least ``maxFrameBytes``.
         public var clientQueueBytes = 64 << 20
         /// `pathBytes`: the longest request path (with its `?query`), in bytes.
         public var pathBytes = 8 << 10

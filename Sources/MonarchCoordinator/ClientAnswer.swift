@@ -8,6 +8,16 @@ enum ClientAnswer: Sendable {
     /// A shared trip's response, framed with the id of request `id`.
     case prepared(PreparedResponse, id: MessageID)
 
+    /// Whether the answer is a response (shared or not), as opposed to a failure or any
+    /// other message.
+    var isResponse: Bool {
+        switch self {
+        case .message(.response): true
+        case .message: false
+        case .prepared: true
+        }
+    }
+
     /// The id of the request answered.
     var id: MessageID? {
         switch self {

@@ -21,8 +21,10 @@ import MonarchWire
 ///   (the kernel, then the client, waits); a request's deadline counts from its arrival, and
 ///   one still waiting for its turn when it passes is answered `deadlineExceeded` then
 ///   (within a second);
-/// - a client that still leaves more than ``Configuration/Limits/clientQueueBytes`` and a frame
-///   unread is not reading at all: its connection is closed.
+/// - while more than ``Configuration/Limits/clientQueueBytes`` of answers wait unread, its
+///   responses are answered `overloaded` instead (the queue stays within it, a frame and a
+///   failure per request), and a client that takes none of its answers for
+///   ``Configuration/Limits/idleTimeout`` is not reading at all: its connection is closed.
 ///
 /// An actor isolated to its connection's loop: its state is touched only on the loop's
 /// thread, which the compiler checks; the connection's callbacks and the coordinator's loop
@@ -308,11 +310,26 @@ actor ClientSession {
     }
 
     /// Sends `answer` if the client is still there; an answer too large for a frame becomes a
-    /// `responseTooLarge` failure. A client with more answers waiting than its queue allows is
-    /// not reading them: its connection is closed.
+    /// `responseTooLarge` failure. While more than ``Configuration/Limits/clientQueueBytes`` of
+    /// answers wait unread, a response becomes an `overloaded` failure instead: requests started
+    /// under a window sized by small answers may come back large, and the client keeps its
+    /// connection and its other answers while the queue stays bounded (by the queue, a frame,
+    /// and a failure per request in flight). A client that takes nothing at all is closed by
+    /// the stall check (``isStalled(now:timeout:)``).
     private func send(_ answer: ClientAnswer) {
         guard connection.isOpen else { return }
         let before = connection.stream.queuedWriteBytes
+        var answer = answer
+        let limit = coordinator.limits.clientQueueBytes
+        if before > limit, answer.isResponse, let id = answer.id {
+            coordinator.overloadedRequests += 1
+            coordinator.peerLog.log(
+                .warning, "client \(self.id): \(before) bytes of answers wait unread, more than limits.clientQueue (\(limit)); answering overloaded",
+                to: coordinator.logger)
+            answer = .message(.failure(FailureMessage(id: id, error: ChainError(
+                .overloaded, "\(before) bytes of answers wait unread on this connection, more than limits.clientQueue (\(limit)): read them, or ask for less at once"
+            ).detail)))
+        }
         do {
             switch answer {
             case .message(let message): try connection.send(message)
@@ -329,15 +346,6 @@ actor ClientSession {
             let failure = FailureMessage(id: id, error: ChainError(
                 .responseTooLarge, "the answer does not fit in a frame: \(error)").detail)
             try? connection.send(.failure(failure))
-        }
-        let queued = connection.stream.queuedWriteBytes
-        let limit = coordinator.limits.clientQueueBytes
-        if queued > limit + coordinator.limits.maxFrameBytes {
-            coordinator.slowReadersClosed += 1
-            coordinator.peerLog.log(
-                .warning, "closing client \(self.id): \(queued) bytes of answers wait unread, more than limits.clientQueue (\(limit))",
-                to: coordinator.logger)
-            connection.close()
         }
     }
 

@@ -85,7 +85,9 @@ extension Coordinator {
         _modify { yield &state.value.workerConnections }
     }
 
-    /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight.
+    /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight,
+    /// or because their client left more than ``Configuration/Limits/clientQueueBytes`` of
+    /// answers unread.
     var overloadedRequests: Int {
         get { state.value.overloadedRequests }
         _modify { yield &state.value.overloadedRequests }

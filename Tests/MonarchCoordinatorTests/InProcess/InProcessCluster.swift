@@ -77,9 +77,10 @@ struct InProcessCluster: Sendable {
         return connection
     }
 
-    /// A client connection offering `features` in its hello.
-    func client(features: [String]? = nil) async throws -> TestClient {
-        TestClient(connection: try await connect(as: .client, hello: Hello(role: .client, features: features)))
+    /// A client connection offering `features` in its hello; unless `reading`, it reads nothing
+    /// after the welcome until ``TestClient/startReading()``.
+    func client(features: [String]? = nil, reading: Bool = true) async throws -> TestClient {
+        TestClient(connection: try await connect(as: .client, hello: Hello(role: .client, features: features)), reading: reading)
     }
 
     /// A worker of `kind` called `name`, offering `features` in its hello, registered once this returns.
@@ -99,14 +100,24 @@ struct InProcessCluster: Sendable {
 final class TestClient: Sendable {
     let connection: AsyncFrameConnection
     private let answers = Inbox()
+    private let readingStarts: AsyncStream<Void>.Continuation
 
-    init(connection: AsyncFrameConnection) {
+    init(connection: AsyncFrameConnection, reading: Bool = true) {
         self.connection = connection
         let answers = answers
+        let (start, starts) = AsyncStream<Void>.makeStream()
+        readingStarts = starts
+        if reading { starts.finish() }
         Task {
+            for await _ in start {}
             while let message = try? await connection.nextMessage() { answers.put(message) }
             answers.finish()
         }
+    }
+
+    /// Starts reading answers (a client made not reading).
+    func startReading() {
+        readingStarts.finish()
     }
 
     /// Sends `request`.

@@ -118,6 +118,42 @@ struct PipelineTests {
         }
     }
 
+    @Test("Answers past a client's queue become overloaded failures: it keeps its connection and gets one answer per request")
+    func answersPastTheQueueAreRefused() async throws {
+        let yaml = "domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]\nlimits: { maxFrame: 1MB, clientQueue: 1MB }"
+        try await InProcessCluster.with(yaml) { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let client = try await cluster.client(reading: false)
+            // A small first answer sizes the window for small answers: every request starts.
+            try await client.send(RequestMessage(id: 1, path: "small", policy: .noCache))
+            try await bundle.respond(try await bundle.nextRequest().id, "small")
+            let count = 12
+            for id in 2...MessageID(count + 1) { try await client.send(RequestMessage(id: id, path: "large/\(id)", policy: .noCache)) }
+            let large = Data(repeating: 0x61, count: 600_000)
+            for _ in 0..<count { try await bundle.respond(try await bundle.nextRequest().id, bytes: large) }
+            client.startReading()
+            #expect(text(try await client.answer(1)) == "small")
+            var bodies = 0
+            var refused = 0
+            for id in 2...MessageID(count + 1) {
+                let answer = try await client.answer(id)
+                if case .response(let response) = answer, response.body == large {
+                    bodies += 1
+                } else if code(answer) == "overloaded" {
+                    refused += 1
+                } else {
+                    Issue.record("request \(id): \(answer)")
+                }
+            }
+            #expect(bodies >= 1 && refused >= 1, "\(bodies) bodies, \(refused) refused")
+            #expect(bodies + refused == count)
+            #expect(try await cluster.loop.submit { cluster.coordinator.overloadedRequests } == refused)
+            try await client.send(RequestMessage(id: 100, path: "after", policy: .noCache))
+            try await bundle.respond(try await bundle.nextRequest().id, "after")
+            #expect(text(try await client.answer(100)) == "after", "the connection still serves")
+        }
+    }
+
     @Test("A client that leaves mid-request: its worker is told to cancel, and other clients are served")
     func clientLeaves() async throws {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
