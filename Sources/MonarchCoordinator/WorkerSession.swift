@@ -185,12 +185,20 @@ final class WorkerSession: Sendable {
 
     /// Forwards `request` (for upstream `host`, in the slot ``reserve(host:)`` promised) and
     /// waits for the worker's answer. A cancelled caller gets a `cancelled` failure at once and
-    /// the worker gets a `cancel`. Runs on the loop.
+    /// the worker gets a `cancel` (nothing, when it was cancelled before it was sent). Runs on
+    /// the loop.
     func forward(_ request: Request, host: String) async -> Reply {
         state.value.reserved -= 1
         if let lostReason {
             state.value.release(host: host)
             return .lost(lostReason)
+        }
+        if Task.isCancelled {
+            // Cancelled while it waited for the slot: the worker never sees it, and the slot
+            // goes to the next request at once rather than when the worker answers a cancel.
+            state.value.release(host: host)
+            onSlotFreed?(self)
+            return .answered(.failure(.cancelled))
         }
         let id = state.value.takeID()
         do {

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Monarch
 @testable import MonarchCoordinator
 import MonarchLoop
 import MonarchWire
@@ -151,6 +152,31 @@ struct PipelineTests {
             try await client.send(RequestMessage(id: 100, path: "after", policy: .noCache))
             try await bundle.respond(try await bundle.nextRequest().id, "after")
             #expect(text(try await client.answer(100)) == "after", "the connection still serves")
+        }
+    }
+
+    @Test("A request cancelled before it is sent in the slot it was given never reaches the worker, and frees the slot")
+    func cancelledBeforeSending() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a", capacity: 1)
+            let session = try #require(try await cluster.loop.submit { cluster.coordinator.pools["bundle"]?.workers.first })
+            let reply = await Task(executorPreference: cluster.loop) {
+                withUnsafeCurrentTask { $0?.cancel() }
+                session.reserve(host: "")
+                return await session.forward(Request(path: "cancelled"), host: "")
+            }.value
+            guard case .answered(.failure(let failure)) = reply else {
+                Issue.record("expected a cancelled failure, got \(reply)")
+                return
+            }
+            #expect(failure.code == "cancelled")
+            #expect(try await cluster.loop.submit { session.load } == 0, "the slot is free again")
+            let client = try await cluster.client()
+            try await client.send(RequestMessage(id: 1, path: "served", policy: .noCache))
+            let request = try await bundle.nextRequest()
+            #expect(request.path == "served", "the cancelled request never reached the worker")
+            try await bundle.respond(request.id, "served")
+            #expect(text(try await client.answer(1)) == "served")
         }
     }
 
