@@ -22,7 +22,8 @@ struct RequestPlan {
     var sharedKey: String?
 
     /// Plans `message`: checks it against `limits`, parses its path, finds its route and
-    /// domain, fills in the upstream.
+    /// domain, fills in the upstream. Header names are lowercased, as the protocol compares them
+    /// (names differing only in case become one header, values joined in name order).
     ///
     /// The client's deadline is the shortest of its `deadlineMs` and the route's timeout (else
     /// `limits.timeout`).
@@ -82,7 +83,7 @@ struct RequestPlan {
         var deadline = route.timeout ?? limits.timeout
         if let asked = message.deadlineMs { deadline = min(deadline, .milliseconds(Int64(clamping: asked))) }
         request = Request(
-            path: routed.encoded, domain: plain?.domain ?? RequestDomain(domain), query: query, method: method, headers: message.headers ?? [:], body: message.body,
+            path: routed.encoded, domain: plain?.domain ?? RequestDomain(domain), query: query, method: method, headers: Response.lowercasedHeaderNames(message.headers ?? [:]), body: message.body,
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(
                 parameters: match.parameters, upstream: upstream, ttl: requestedTTL ?? route.ttl, cacheKey: key,

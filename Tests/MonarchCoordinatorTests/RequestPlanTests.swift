@@ -171,6 +171,17 @@ import Testing
         #expect(fine.request.route.upstream == "http://127.0.0.1:8080/data/users/alice")
     }
 
+    @Test("Header names differing only in case become one header, so reads asking differently never share")
+    func headerNamesAreCaseInsensitive() throws {
+        let first = try plan(RequestMessage(id: 1, path: "docs/a", headers: ["Accept": "text/html", "accept": "text/plain"]))
+        let second = try plan(RequestMessage(id: 2, path: "docs/a", headers: ["accept": "text/html", "Accept": "text/plain"]))
+        #expect(first.request.headers == ["accept": "text/html, text/plain"])
+        #expect(second.request.headers == ["accept": "text/plain, text/html"])
+        #expect(first.sharedKey != nil && first.sharedKey != second.sharedKey)
+        let same = try plan(RequestMessage(id: 3, path: "docs/a", headers: ["ACCEPT": "text/html, text/plain"]))
+        #expect(same.request.headers == first.request.headers && same.sharedKey == first.sharedKey)
+    }
+
     @Test func separatorsInsideQueryValuesDoNotCollide() throws {
         let joined = try plan(RequestMessage(id: 1, path: "docs/a", query: [QueryItem(name: "a", value: "1&b=2")]))
         let split = try plan(RequestMessage(id: 2, path: "docs/a?a=1&b=2"))
