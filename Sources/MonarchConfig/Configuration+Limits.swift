@@ -71,6 +71,10 @@ extension Configuration {
         /// (Redis) remembered, so that the copies every cache worker forwards reach watchers
         /// once.
         public var sharedChanges = 4096
+        /// `routeCache`: request paths (of at most 512 bytes) the coordinator keeps parsed and
+        /// routed, so that a path asked for again and again is worked out once; when full it
+        /// starts afresh. 0 keeps none.
+        public var routeCache = 4096
         /// `heartbeat`: how often the coordinator pings each worker; a worker silent for two
         /// beats is taken out of rotation (and a local one killed and restarted).
         public var heartbeat: Duration = .seconds(1)
@@ -89,13 +93,14 @@ extension Configuration {
         "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
         "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "tagsPerEntry", "tagBytes",
-        "watchesPerClient", "watchEvents", "sharedChanges", "heartbeat", "restarts", "restartWindow",
+        "watchesPerClient", "watchEvents", "sharedChanges", "routeCache", "heartbeat", "restarts", "restartWindow",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
     /// sizes (`maxFrame` from 1 to ``maxFrameBytesLimit``; `helloFrame` at least 1 KiB and at
     /// most `maxFrame`; `clientQueue` at least `maxFrame`; the other sizes at least 1) and
-    /// counts of at least 1; each absent one keeps its standard value (see ``Limits``).
+    /// counts of at least 1 (`routeCache` at least 0); each absent one keeps its standard value
+    /// (see ``Limits``).
     static func parseLimits(_ node: ConfigNode) throws(ConfigError) -> Limits {
         let map = try node.mapping(allowedKeys: limitKeys)
         var limits = Limits()
@@ -151,6 +156,7 @@ extension Configuration {
         try count("watchesPerClient", &limits.watchesPerClient)
         try count("watchEvents", &limits.watchEvents)
         try count("sharedChanges", &limits.sharedChanges)
+        if let node = map.optional("routeCache") { limits.routeCache = try node.integer(atLeast: 0) }
         try duration("heartbeat", &limits.heartbeat)
         try count("restarts", &limits.restarts)
         try duration("restartWindow", &limits.restartWindow)

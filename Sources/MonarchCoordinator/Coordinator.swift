@@ -36,7 +36,7 @@ public final class Coordinator: Sendable {
     var limits: Configuration.Limits { configuration.limits }
     let router: Router<RouteOptions>
     /// Paths seen lately, parsed and routed.
-    private let routes = RouteCache()
+    private let routes: RouteCache
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
     /// The pools whose workers keep responses, by kind (their workers are in ``pools`` too).
@@ -120,6 +120,7 @@ public final class Coordinator: Sendable {
         self.loop = loop
         self.logger = logger
         self.router = try Router(routes: configuration.routes)
+        self.routes = RouteCache(capacity: configuration.limits.routeCache)
         var pools: [String: WorkerPool] = [:]
         var cachePools: [String: CachePool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)

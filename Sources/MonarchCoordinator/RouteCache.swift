@@ -3,8 +3,9 @@ import MonarchRouter
 import Synchronization
 
 /// The parsed, encoded and routed form of request paths seen lately, so a path asked for again
-/// and again (a hot resource) is parsed and routed once. Bounded: at most ``capacity`` paths of
-/// at most ``longestPath`` bytes; when full it starts afresh. Safe from any thread.
+/// and again (a hot resource) is parsed and routed once. Bounded: at most ``capacity`` paths
+/// (`limits.routeCache`) of at most ``longestPath`` bytes; when full it starts afresh. Safe
+/// from any thread.
 final class RouteCache: Sendable {
     /// What a path came to. A reference, so that a request takes it from the cache without
     /// copying its parts.
@@ -60,7 +61,7 @@ final class RouteCache: Sendable {
         if let entry = entries.withLock({ $0[text] }) { return entry }
         // Parsed outside the lock: a path parsed twice at once is kept once, either way alike.
         let entry = try parse(text)
-        guard text.utf8.count <= longestPath else { return entry }
+        guard capacity > 0, text.utf8.count <= longestPath else { return entry }
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[text] = entry

@@ -262,6 +262,7 @@ import Testing
               backgroundTasks: 12
               invalidations: 13
               invalidateBytes: 400
+              routeCache: 0
 
             """, baseDirectory: "/srv")
         let limits = configuration.limits
@@ -276,6 +277,7 @@ import Testing
         #expect([limits.pathBytes, limits.pathComponents, limits.headers, limits.headerBytes] == [100, 9, 10, 200])
         #expect([limits.queryItems, limits.queryBytes, limits.backgroundTasks] == [11, 300, 12])
         #expect([limits.invalidations, limits.invalidateBytes] == [13, 400])
+        #expect(limits.routeCache == 0)
         #expect(try Configuration.parse(yaml: validHead, baseDirectory: "/srv").limits == Configuration.Limits())
         // A frame limit above the standard queue raises the queue with it, so any one answer fits.
         let big = try Configuration.parse(yaml: validHead + "limits: {maxFrame: 128MB}\n", baseDirectory: "/srv")

@@ -41,6 +41,16 @@ import Testing
         #expect(cache.count == 1, "paths longer than the bound are not kept")
         for name in ["c", "d", "e", "f"] { _ = try lookUp(name) }
         #expect(cache.count <= 3)
+        // limits.routeCache 0: nothing is kept.
+        let none = RouteCache(capacity: 0)
+        var noneParses = 0
+        for _ in 0..<2 {
+            _ = try none.entry(for: "a/b") { (text) throws(ChainError) in
+                noneParses += 1
+                return try entry(text)
+            }
+        }
+        #expect(none.count == 0 && noneParses == 2)
     }
 
     @Test("A plan made with the cache is the plan made without it")
