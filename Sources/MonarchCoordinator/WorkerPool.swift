@@ -100,6 +100,9 @@ final class WorkerPool: RequestProvider, Sendable {
     /// Requests waiting for a slot now. Loop thread only.
     var waitingCount: Int { state.value.lanes.values.reduce(0) { $0 + $1.count } }
 
+    /// The queues of waiting requests kept (one per lane and upstream host that has any).
+    var waitingQueueCount: Int { state.value.lanes.count }
+
     /// Adds a registered worker; it leaves the pool when its connection ends. Loop thread only.
     func add(_ worker: WorkerSession) {
         state.value.workers.append(worker)
@@ -121,8 +124,9 @@ final class WorkerPool: RequestProvider, Sendable {
     func takeOutOfRotation(_ worker: WorkerSession) {
         let lane = lane(of: worker)
         if !workers.contains(where: { $0.isServing && self.lane(of: $0) == lane }) {
-            for key in state.value.lanes.keys where key.lane == lane {
-                for waiting in state.value.lanes[key]?.removeAll() ?? [] { waiting.continuation.resume(returning: .retry) }
+            for key in Array(state.value.lanes.keys) where key.lane == lane {
+                guard var queue = state.value.lanes.removeValue(forKey: key) else { continue }
+                for request in queue.removeAll() { request.continuation.resume(returning: .retry) }
             }
         }
     }
@@ -275,7 +279,9 @@ final class WorkerPool: RequestProvider, Sendable {
             }
         } onCancel: {
             loop.execute { [self] in
-                state.value.lanes[lane]?.remove(ticket: ticket, client: client)?.continuation.resume(returning: .cancelled)
+                let left = state.value.lanes[lane]?.remove(ticket: ticket, client: client)
+                if state.value.lanes[lane]?.isEmpty ?? false { state.value.lanes[lane] = nil }
+                left?.continuation.resume(returning: .cancelled)
             }
         }
     }

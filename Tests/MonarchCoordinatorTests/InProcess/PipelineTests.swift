@@ -180,6 +180,25 @@ struct PipelineTests {
         }
     }
 
+    @Test("A request cancelled while it waits for a worker's slot leaves no empty queue behind")
+    func cancelledWaitersLeaveNoQueue() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a", capacity: 1)
+            let client = try await cluster.client()
+            try await client.send(RequestMessage(id: 1, path: "held", policy: .noCache))
+            let held = try await bundle.nextRequest()
+            try await client.send(RequestMessage(id: 2, path: "waits", policy: .noCache))
+            let pool = { @Sendable in try await cluster.loop.submit { cluster.coordinator.pools["bundle"].map { ($0.waitingCount, $0.waitingQueueCount) } } }
+            try await eventually("request 2 to wait for the slot") { try await pool()?.0 == 1 }
+            try await client.send(.cancel(CancelMessage(id: 2)))
+            #expect(code(try await client.answer(2)) == "cancelled")
+            try await eventually("the waiting queue to go") { try await pool()?.1 == 0 }
+            #expect(try await pool()?.0 == 0)
+            try await bundle.respond(held.id, "held")
+            #expect(text(try await client.answer(1)) == "held")
+        }
+    }
+
     @Test("A client that leaves mid-request: its worker is told to cancel, and other clients are served")
     func clientLeaves() async throws {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
