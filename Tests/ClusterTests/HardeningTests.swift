@@ -85,7 +85,9 @@ struct PrivacyTests {
             var requests: [RequestMessage] = []
             for _ in 0..<4 { requests.append(try await within(10, "four separate trips") { try await worker.nextRequest() }) }
             for request in requests {
-                let body = request.headers?["X-Api-Key"].map { "key \($0)" } ?? request.headers?["Accept"] ?? "anonymous"
+                // Header names are compared case-insensitively (the coordinator sends them in lowercase).
+                func header(_ name: String) -> String? { request.headers?.first { $0.key.lowercased() == name }?.value }
+                let body = header("x-api-key").map { "key \($0)" } ?? header("accept") ?? "anonymous"
                 worker.respond(request.id, body)
             }
             #expect(text(await keyed.value) == "key alice-secret")
