@@ -170,6 +170,32 @@ struct RedisStoreTests {
         }
     }
 
+    @Test("with one command waiting at most, a change is still heard by the other workers, and a prefix scan deletes")
+    func changesAreHeardWithAFullPipeline() async throws {
+        let redis = try await TestRedis.start()
+        defer { Task { await redis.remove() } }
+        try await withCacheFixture { fixture in
+            // One command at a time: the note of a change follows the change's reply, and a
+            // scan's DEL follows its SCAN's.
+            let settings = RedisSettings(timeoutMs: 5000, maxPending: 1)
+            let (first, firstStore) = try await redisProvider(fixture, redis, settings: settings)
+            let (second, secondStore) = try await redisProvider(fixture, redis, settings: settings)
+            try await first.store(textResponse("v1"), under: "k")
+            try await waitUntil { secondStore.statusFigures["storeNotifications"] == .integer(1) }
+            #expect(await second.perform(cacheRequest("k")).response?.body == Data("v1".utf8))
+            #expect(second.memoryUsage.entries == 1)
+            try await first.store(textResponse("v2"), under: "k")
+            try await waitUntil { second.memoryUsage.entries == 0 }
+            #expect(await second.perform(cacheRequest("k")).response?.body == Data("v2".utf8))
+            #expect(try await first.invalidate(.prefix("k")) == 1)
+            try await waitUntil { second.memoryUsage.entries == 0 }
+            #expect(await second.perform(cacheRequest("k")).isMiss)
+            #expect(try await redis.cli("DBSIZE") == "0")
+            await firstStore.close()
+            await secondStore.close()
+        }
+    }
+
     @Test("many stores and lookups at once, through two workers, all complete with what was stored")
     func concurrentTraffic() async throws {
         let redis = try await TestRedis.start()

@@ -113,19 +113,23 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Sends a command; `completion` gets its reply, or nil when the connection was lost or
     /// dropped before it came. Returns false, without calling `completion`, when the command
-    /// cannot be sent now (see ``unavailableReason``).
+    /// cannot be sent now (see ``unavailableReason``). `beyondLimit`: sent even when
+    /// ``RedisSettings/maxPending`` commands wait (for what must follow a command just
+    /// answered, such as the note of a change, so at most one per command).
     @discardableResult
-    func send(_ arguments: [[UInt8]], completion: @escaping (RedisReply?) -> Void) -> Bool {
+    func send(_ arguments: [[UInt8]], beyondLimit: Bool = false, completion: @escaping (RedisReply?) -> Void) -> Bool {
         loop.preconditionInEventLoop()
-        guard ready, let context, pending.count < settings.maxPending else { return false }
+        guard ready, let context, beyondLimit || pending.count < settings.maxPending else { return false }
         let command = RedisCommand(deadlineMs: Self.nowMs() + settings.timeoutMs, completion: completion)
         let opaque = Unmanaged.passRetained(command).toOpaque()
         let status = Self.withArgv(arguments) { argc, argv, lengths in
             redisAsyncCommandArgv(context, { context, reply, privateData in
                 guard let privateData else { return }
                 let command = Unmanaged<RedisCommand>.fromOpaque(privateData).takeRetainedValue()
-                command.finish(reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) })
+                // No longer waiting by the time its completion runs, which may send more.
+                let completion = command.takeCompletion()
                 RedisConnection.owner(of: context.map { UnsafePointer($0) })?.reap()
+                completion?(reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) })
             }, opaque, argc, argv, lengths)
         }
         guard status == REDIS_OK else {
@@ -375,8 +379,12 @@ private final class RedisCommand {
     var isFinished: Bool { completion == nil }
 
     func finish(_ reply: RedisReply?) {
-        let completion = self.completion
-        self.completion = nil
-        completion?(reply)
+        takeCompletion()?(reply)
+    }
+
+    /// The completion, which the command no longer holds: it counts as finished from now.
+    func takeCompletion() -> ((RedisReply?) -> Void)? {
+        defer { completion = nil }
+        return completion
     }
 }

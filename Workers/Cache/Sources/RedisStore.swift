@@ -285,7 +285,9 @@ public final class RedisStore: CacheStore, Sendable {
             sender: sender, sequence: published.add(1, ordering: .relaxed).newValue, origin: origin.withLock { $0 },
             event: event, target: target, tags: tags, changedSomething: changedSomething)
         guard let payload = note.payload else { return }
-        connections.value.commands.send([Array("PUBLISH".utf8), Array(channel.utf8), Array(payload.utf8)]) { _ in }
+        // Beyond the limit on commands waiting: a change made must be heard by the other workers.
+        connections.value.commands.send(
+            [Array("PUBLISH".utf8), Array(channel.utf8), Array(payload.utf8)], beyondLimit: true) { _ in }
     }
 
     /// A message on the subscription: another worker's change, or the subscription's
