@@ -11,10 +11,25 @@ import Testing
         StoreChangeNote(sender: "9f2c", sequence: 18, origin: "c0ffee", event: .invalidated, target: .key("GET api a\nb")),
         StoreChangeNote(sender: "9f2c", sequence: 19, origin: "", event: .invalidated, target: .prefix("GET api "), changedSomething: false),
         StoreChangeNote(sender: "41aa", sequence: 1, origin: "c0ffee", event: .invalidated, target: .tag("users")),
+        // "\r\n" is one Character: lines are split on bytes.
+        StoreChangeNote(
+            sender: "41aa", sequence: 2, origin: "c0ffee", event: .stored, target: .key("\r\nGET api a\r"), tags: ["a\r", "\rb"]),
+        StoreChangeNote(sender: "41aa", sequence: 3, origin: "c0ffee", event: .invalidated, target: .tag("t\r\n")),
     ])
     func aNoteSurvivesItsPayload(_ note: StoreChangeNote) throws {
         let payload = try #require(note.payload)
         #expect(StoreChangeNote(payload: payload) == note)
+    }
+
+    @Test("Tags a note cannot carry are left out: those holding a line break, and those past 1,024")
+    func tagsANoteCannotCarryAreLeftOut() throws {
+        let many = (0..<1100).map { "t\($0)" }
+        let note = StoreChangeNote(
+            sender: "41aa", sequence: 4, origin: "", event: .stored, target: .key("k"), tags: ["a\nb", "c\r\nd", "e"] + many)
+        let payload = try #require(note.payload)
+        let read = try #require(StoreChangeNote(payload: payload))
+        #expect(read.tags == ["e"] + many.prefix(1023))
+        #expect(read.target == .key("k"))
     }
 
     @Test func anythingElseIsNoNote() {

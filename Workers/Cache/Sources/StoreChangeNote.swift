@@ -51,7 +51,9 @@ package struct StoreChangeNote: Sendable, Equatable {
         case .tag(let tag): (kind, text) = ("t", tag)
         case .path, .pathPrefix: return nil
         }
-        let tags = tags.filter { !$0.contains("\n") }
+        // Lines are split on the byte 0x0A: a tag holding one could not be read back (nor more
+        // tags than a reader takes).
+        let tags = tags.filter { !$0.utf8.contains(Self.newline) }.prefix(Self.tagLimit)
         let head = [
             sender, String(sequence), origin, event == .stored ? "s" : "i", changedSomething ? "1" : "0", kind,
             String(tags.count),
@@ -59,9 +61,11 @@ package struct StoreChangeNote: Sendable, Equatable {
         return (head + [text]).joined(separator: "\n")
     }
 
-    /// Reads a published note; nil for anything else.
+    /// Reads a published note; nil for anything else. Lines are split on the byte 0x0A, never
+    /// on characters (`"\r\n"` is one character).
     package init?(payload: String) {
-        let head = payload.split(separator: "\n", maxSplits: 6, omittingEmptySubsequences: false)
+        let lines = payload.utf8.split(separator: Self.newline, maxSplits: 6, omittingEmptySubsequences: false)
+        let head = lines.map { Substring($0) }
         guard head.count == 7, let sequence = UInt64(head[1]), !head[0].isEmpty else { return nil }
         let event: SharedChangeMessage.Event
         switch head[3] {
@@ -69,13 +73,14 @@ package struct StoreChangeNote: Sendable, Equatable {
         case "i": event = .invalidated
         default: return nil
         }
-        var rest = head[6]
-        let countLine = rest.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
-        guard countLine.count == 2, let tagCount = Int(countLine[0]), (0...1024).contains(tagCount) else { return nil }
-        let tagsAndText = countLine[1].split(separator: "\n", maxSplits: tagCount, omittingEmptySubsequences: false)
+        let countLine = lines[6].split(separator: Self.newline, maxSplits: 1, omittingEmptySubsequences: false)
+        guard countLine.count == 2, let tagCount = Int(Substring(countLine[0])), (0...Self.tagLimit).contains(tagCount) else {
+            return nil
+        }
+        let tagsAndText = countLine[1].split(separator: Self.newline, maxSplits: tagCount, omittingEmptySubsequences: false)
+            .map { Substring($0) }
         guard tagsAndText.count == tagCount + 1 else { return nil }
-        rest = tagsAndText[tagCount]
-        let text = String(rest)
+        let text = String(tagsAndText[tagCount])
         let target: InvalidateMessage.Target
         switch head[5] {
         case "k": target = .key(text)
@@ -88,4 +93,9 @@ package struct StoreChangeNote: Sendable, Equatable {
             sender: String(head[0]), sequence: sequence, origin: String(head[2]), event: event, target: target,
             tags: tagsAndText.prefix(tagCount).map(String.init), changedSomething: head[4] == "1")
     }
+
+    /// The line separator, a byte.
+    private static let newline = UInt8(ascii: "\n")
+    /// The most tags a note carries.
+    private static let tagLimit = 1024
 }
