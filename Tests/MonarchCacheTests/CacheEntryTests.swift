@@ -19,7 +19,17 @@ import Testing
     @Test func aClockSetBackGivesAgeZeroNotNegative() {
         let entry = CacheEntry(status: 200, storedAtMs: 10_000, ttlMs: 5)
         #expect(entry.ageMs(at: 9_000) == 0)
-        #expect(entry.isFresh(at: 9_000))
+        #expect(entry.isFresh(at: 9_000), "within the tolerance for clocks that disagree")
+    }
+
+    @Test("An entry stored by a clock well ahead of this one is not fresh: it is revalidated, not kept for the difference")
+    func anEntryFromTheFutureIsNotFresh() {
+        let day: Int64 = 86_400_000
+        let entry = CacheEntry(status: 200, storedAtMs: 10_000 + day, ttlMs: 60_000)
+        #expect(!entry.isFresh(at: 10_000))
+        #expect(entry.isFresh(at: 10_000 + day - CacheEntry.clockSkewToleranceMs))
+        #expect(!entry.isFresh(at: 10_000 + day - CacheEntry.clockSkewToleranceMs - 1))
+        #expect(CacheEntry(status: 200, storedAtMs: 10_000 + day).isFresh(at: 10_000), "no TTL: fresh for ever")
     }
 
     @Test func sweepableOnceKeepStalePastExpiry() {

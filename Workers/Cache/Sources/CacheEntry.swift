@@ -44,11 +44,18 @@ public struct CacheEntry: Sendable, Hashable {
         max(0, nowMs &- storedAtMs)
     }
 
-    /// Whether the entry is fresh at `nowMs`: its age is below its TTL, or it has none.
+    /// Whether the entry is fresh at `nowMs`: its age is below its TTL, or it has none. An
+    /// entry with a TTL stored more than ``clockSkewToleranceMs`` after `nowMs` (by a clock
+    /// ahead of this one: before a restart, or another worker's) is not fresh: its freshness
+    /// cannot be told, so it is revalidated rather than kept fresh until this clock catches up.
     public func isFresh(at nowMs: Int64) -> Bool {
         guard let ttlMs else { return true }
+        guard storedAtMs <= nowMs &+ Self.clockSkewToleranceMs else { return false }
         return ageMs(at: nowMs) < ttlMs
     }
+
+    /// How far ahead of this clock an entry's store time may be and its freshness still count.
+    public static let clockSkewToleranceMs: Int64 = 1000
 
     /// When the entry stops being fresh, in milliseconds since the epoch; nil for never (no
     /// TTL, or one reaching past what an `Int64` holds).
