@@ -65,10 +65,8 @@ extension Configuration {
                 let text = try passwordNode.string(expecting: "a password, such as ${REDIS_PASSWORD}")
                 password = try expandVariables(in: text, from: context.environment, at: passwordNode)
             }
-            for key in ["storeTimeout", "storeMaxPending"] {
-                if let node = settings.optional(key), !isRedis {
-                    throw node.error("\(key) is for a Redis store (store: redis://HOST:PORT/DB)")
-                }
+            if let node = settings.optional("storeTimeout"), !isRedis {
+                throw node.error("storeTimeout is for a Redis store (store: redis://HOST:PORT/DB)")
             }
             return .cache(WorkerSettings.Cache(
                 store: store, memoryBytes: try settings.optional("memory")?.byteSize(),

@@ -126,8 +126,9 @@ public struct Configuration: Sendable, Equatable {
             /// `storeTimeout`: how long a Redis connect or command may take before the
             /// connection is dropped and tried again; whole milliseconds (`--store-timeout-ms`).
             public var storeTimeout: Duration?
-            /// `storeMaxPending`: the most Redis commands awaiting replies per worker; beyond
-            /// it lookups miss and writes are dropped at once (`--store-max-pending`).
+            /// `storeMaxPending`: the most Redis commands awaiting replies, or SQLite operations
+            /// waiting for the disk, per worker; beyond it lookups miss and writes are dropped
+            /// at once (`--store-max-pending`).
             public var storeMaxPending: Int?
 
             /// Settings as given; nil means the worker's default.

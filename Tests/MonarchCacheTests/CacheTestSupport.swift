@@ -64,9 +64,10 @@ struct CacheFixture {
     /// The default cache file in the folder.
     var path: String { folder + "/cache.db" }
 
-    /// Opens the SQLite store at `path` (default: ``path``).
-    func openStore(at path: String? = nil) async throws -> SQLiteStore {
-        try await SQLiteStore(path: path ?? self.path, on: loop, logger: logs.logger)
+    /// Opens the SQLite store at `path` (default: ``path``), queueing at most `maxWaiting`
+    /// operations.
+    func openStore(at path: String? = nil, maxWaiting: Int = 4096) async throws -> SQLiteStore {
+        try await SQLiteStore(path: path ?? self.path, on: loop, maxWaiting: maxWaiting, logger: logs.logger)
     }
 
     /// A provider over `store` (nil: memory only) on this fixture's clock.
@@ -148,6 +149,15 @@ func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) async 
         }
         try await Task.sleep(for: .milliseconds(1))
     }
+}
+
+/// A flag one task raises and another reads.
+final class Flag: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    func raise() { raised.store(true, ordering: .releasing) }
+
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
 }
 
 /// A latch a thread-pool job waits on until the test opens it.

@@ -71,6 +71,54 @@ import Testing
         }
     }
 
+    /// A stalled disk holds a bounded number of operations: past `maxWaiting`, writes and
+    /// lookups are refused at once (a provider then misses, or drops the write-back), and
+    /// those queued still complete.
+    @Test(.timeLimit(.minutes(1)))
+    func aFullQueueRefusesAtOnce() async throws {
+        try await withCacheFixture { fixture in
+            let store = try await fixture.openStore(maxWaiting: 3)
+            let latch = Latch()
+            let holding = Task { await store.hold { latch.block() } }
+            try await waitUntil { latch.hasEntered }
+            let queued = (0..<3).map { index in
+                Task { try await store.put(CacheEntry(status: 200, storedAtMs: 1), under: "k/\(index)") }
+            }
+            try await waitUntil { store.waitingCount == 3 }
+            // Past the limit: answered while the disk still stalls (or, queued, only after it).
+            let answered = Flag()
+            let refusals = Task { () -> [SQLiteStoreError.Kind?] in
+                defer { answered.raise() }
+                var kinds: [SQLiteStoreError.Kind?] = []
+                do throws(SQLiteStoreError) {
+                    try await store.put(CacheEntry(status: 200, storedAtMs: 1), under: "refused")
+                    kinds.append(nil)
+                } catch {
+                    kinds.append(error.kind)
+                }
+                do throws(SQLiteStoreError) {
+                    _ = try await store.entry(forKey: "k/0")
+                    kinds.append(nil)
+                } catch {
+                    kinds.append(error.kind)
+                }
+                return kinds
+            }
+            try await waitUntil { answered.isRaised }
+            let provider = CacheProvider(memoryBytes: 0, store: store)
+            let lookup = answered.isRaised ? await provider.perform(cacheRequest("k/1")) : nil
+            #expect(lookup?.isMiss == true, "a provider misses")
+            #expect(store.waitingCount == 3)
+            latch.open()
+            await holding.value
+            #expect(await refusals.value == [.busy, .busy])
+            for write in queued { try await write.value }
+            #expect(try await store.count() == 3)
+            #expect(try await store.entry(forKey: "refused") == nil)
+            await store.close()
+        }
+    }
+
     /// Within one batch, a read queued before the first write sees the file as it was, and a
     /// read queued after it sees the writes; the writes still share one commit.
     @Test(.timeLimit(.minutes(1)))

@@ -27,5 +27,7 @@ struct RedisStoreConfigTests {
         let file = try #require(try cache("{store: 'sqlite:run/cache.db'}"))
         #expect(file.store == "sqlite:/srv/run/cache.db")
         #expect(!file.usesRedis)
+        // The bound on operations waiting holds for a file too.
+        #expect(try cache("{store: 'sqlite:run/cache.db', storeMaxPending: 16}")?.storeMaxPending == 16)
     }
 }

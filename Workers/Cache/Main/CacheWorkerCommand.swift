@@ -49,7 +49,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     @Option(help: "Redis store: how long a connect or a command may take before the connection is dropped and tried again, in milliseconds.")
     var storeTimeoutMs: UInt64 = RedisSettings().timeoutMs
 
-    @Option(help: "Redis store: the most commands awaiting Redis's replies; beyond it a lookup misses and a write is dropped at once.")
+    @Option(help: "Redis or SQLite store: the most commands awaiting Redis's replies, or operations waiting for the disk; beyond it a lookup misses and a write is dropped at once.")
     var storeMaxPending: Int = RedisSettings().maxPending
 
     /// Where entries are kept behind memory.
@@ -124,7 +124,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
         case .sqlite(let path):
             do {
                 try SQLiteStore.createFolder(containing: path)
-                let file = try await SQLiteStore(path: path, on: loop, logger: logger)
+                let file = try await SQLiteStore(path: path, on: loop, maxWaiting: storeMaxPending, logger: logger)
                 store = file
                 logger.info(
                     "serving \(file.path): \(file.entriesAtOpen) entries on disk, memory budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")

@@ -38,6 +38,10 @@ public final class SQLiteStore: Sendable {
     public let entriesAtOpen: Int
     /// The loop whose thread pool runs the SQLite calls.
     public let loop: EventLoop
+    /// Operations (lookups, writes, invalidations, sweeps) waiting for the disk at most; more
+    /// are answered unavailable at once (a lookup misses, a write is dropped), so a stalled
+    /// disk holds a bounded number of bodies.
+    public let maxWaiting: Int
     private let file: CacheFile
     private let queue = Mutex(Queue())
 
@@ -62,7 +66,7 @@ public final class SQLiteStore: Sendable {
     /// - Throws: ``SQLiteStoreError`` when no usable file can be had (no such folder, no
     ///   permission, another application's database at `path`, an unusable file that cannot
     ///   be moved aside, the loop shut down).
-    public init(path: String, on loop: EventLoop, logger: Logger) async throws(SQLiteStoreError) {
+    public init(path: String, on loop: EventLoop, maxWaiting: Int = 4096, logger: Logger) async throws(SQLiteStoreError) {
         let file = CacheFile(path: path, logger: logger)
         let opened: Result<Int, SQLiteStoreError>
         do {
@@ -73,6 +77,7 @@ public final class SQLiteStore: Sendable {
         self.entriesAtOpen = try opened.get()
         self.path = path
         self.loop = loop
+        self.maxWaiting = max(1, maxWaiting)
         self.file = file
     }
 
@@ -82,9 +87,8 @@ public final class SQLiteStore: Sendable {
     /// - Throws: ``SQLiteStoreError``: `cancelled` when the task was cancelled before the
     ///   read ran (it then never runs), `closed`, or what SQLite reported.
     public func entry(forKey key: String) async throws(SQLiteStoreError) -> CacheEntry? {
-        switch await enqueue(.get(key)).outcome() {
+        switch try checked(await enqueue(.get(key)).outcome()) {
         case .entry(let entry): return entry
-        case .failed(let error): throw error
         default: return nil
         }
     }
@@ -94,7 +98,7 @@ public final class SQLiteStore: Sendable {
     /// - Throws: ``SQLiteStoreError`` when it was not committed (the task's cancellation does
     ///   not stop a write once queued).
     public func put(_ entry: CacheEntry, under key: String) async throws(SQLiteStoreError) {
-        if case .failed(let error) = await enqueue(.put(entry, key: key)).outcome() { throw error }
+        _ = try checked(await enqueue(.put(entry, key: key)).outcome())
     }
 
     /// Deletes the entry under the target's key, or every entry whose key starts with its
@@ -111,18 +115,16 @@ public final class SQLiteStore: Sendable {
     ///
     /// - Returns: how many were deleted.
     public func deleteExpired(by expiredByMs: Int64) async throws(SQLiteStoreError) -> Int {
-        switch await enqueue(.deleteExpired(by: expiredByMs)).outcome() {
+        switch try checked(await enqueue(.deleteExpired(by: expiredByMs)).outcome()) {
         case .count(let count): return count
-        case .failed(let error): throw error
         default: return 0
         }
     }
 
     /// How many entries the file holds now.
     public func count() async throws(SQLiteStoreError) -> Int {
-        switch await enqueue(.count).outcome() {
+        switch try checked(await enqueue(.count).outcome()) {
         case .count(let count): return count
-        case .failed(let error): throw error
         default: return 0
         }
     }
@@ -146,21 +148,30 @@ public final class SQLiteStore: Sendable {
     var waitingCount: Int { queue.withLock { $0.waiting.count } }
 
     /// Queues `work` at once (in the caller's order with other enqueues) and returns the
-    /// operation to await. Starts a batch runner when none runs.
+    /// operation to await. Starts a batch runner when none runs. Past ``maxWaiting`` waiting
+    /// operations, anything but closing is refused at once.
     package func enqueue(_ work: StoreOperation.Work) -> StoreOperation {
         let operation = StoreOperation(work)
-        let startRunner = queue.withLock { queue -> Bool? in
-            guard !queue.closed else { return nil }
-            if case .close = work { queue.closed = true }
+        enum Admission { case closed, full, queued, queuedFirst }
+        let admission = queue.withLock { queue -> Admission in
+            guard !queue.closed else { return .closed }
+            if case .close = work {
+                queue.closed = true
+            } else if queue.waiting.count >= maxWaiting {
+                return .full
+            }
             queue.waiting.append(operation)
-            guard !queue.running else { return false }
+            guard !queue.running else { return .queued }
             queue.running = true
-            return true
+            return .queuedFirst
         }
-        switch startRunner {
-        case nil: operation.finish(.failed(SQLiteStoreError(.closed, "\(path): the store is closed")))
-        case true?: Task { await self.runBatches() }
-        case false?: break
+        switch admission {
+        case .closed: operation.finish(.failed(SQLiteStoreError(.closed, "\(path): the store is closed")))
+        case .full:
+            // As with a Redis store whose commands wait: a lookup misses, a write is dropped.
+            operation.finish(.unavailable("\(maxWaiting) operations of \(path) already wait for the disk (--store-max-pending)"))
+        case .queuedFirst: Task { await self.runBatches() }
+        case .queued: break
         }
         return operation
     }
@@ -192,10 +203,18 @@ public final class SQLiteStore: Sendable {
     }
 
     private func keys(_ outcome: StoreOperation.Outcome) throws(SQLiteStoreError) -> [String] {
-        switch outcome {
+        switch try checked(outcome) {
         case .keys(let keys): return keys
-        case .failed(let error): throw error
         default: return []
+        }
+    }
+
+    /// `outcome`, unless it is a failure (thrown) or a refusal of a full queue (thrown `busy`).
+    private func checked(_ outcome: StoreOperation.Outcome) throws(SQLiteStoreError) -> StoreOperation.Outcome {
+        switch outcome {
+        case .failed(let error): throw error
+        case .unavailable(let reason): throw SQLiteStoreError(.busy, reason)
+        default: return outcome
         }
     }
 }

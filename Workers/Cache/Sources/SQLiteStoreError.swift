@@ -18,6 +18,9 @@ public struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConverti
         case closed
         /// The caller's task was cancelled while the operation waited for its turn.
         case cancelled
+        /// As many operations as the store queues (``SQLiteStore/maxWaiting``) already waited
+        /// for the disk: refused at once.
+        case busy
     }
 
     /// What kind of failure it is.
@@ -38,7 +41,7 @@ public struct SQLiteStoreError: Error, Sendable, Equatable, CustomStringConverti
         switch kind {
         case .sqlite(let code): Self.isCorruption(code)
         case .wrongSchema: true
-        case .foreignDatabase, .cannotMoveAside, .closed, .cancelled: false
+        case .foreignDatabase, .cannotMoveAside, .closed, .cancelled, .busy: false
         }
     }
 
