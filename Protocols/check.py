@@ -199,6 +199,13 @@ def reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
+def reject_duplicate_names(pairs):
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError("a member name twice in one object")
+    return dict(pairs)
+
+
 def parse_payload(payload):
     """Payload -> JSON value, checking in the order the specification gives."""
     if not payload:
@@ -210,7 +217,8 @@ def parse_payload(payload):
     try:
         # Numbers with a fraction or an exponent are read exactly, so that a fraction too small
         # for a float (1.0000000000000001) still makes the number no integer.
-        return json.loads(text, parse_constant=reject_constant, parse_float=decimal.Decimal)
+        return json.loads(text, parse_constant=reject_constant, parse_float=decimal.Decimal,
+                          object_pairs_hook=reject_duplicate_names)
     except ValueError as error:
         raise ProtocolError("invalidJSON", str(error)) from None
 

@@ -315,6 +315,14 @@ invalid("invalid-json-utf16", "The object in UTF-16LE: valid UTF-8 bytes (NULs),
         bad('{"type":"cancel","id":7}'.encode("utf-16-le")))
 invalid("invalid-json-nul-after-object", "A NUL byte after the object: not JSON whitespace.", "invalidJSON",
         bad(b'{"type":"cancel","id":7}\x00'))
+invalid("invalid-json-duplicate-name", "A member name twice at the top level (parsers keep the first or the last).",
+        "invalidJSON",
+        bad(b'{"type":"request","id":1,"path":"a","path":"b"}'))
+invalid("invalid-json-duplicate-escaped-name", "The same name twice in headers, once escaped (\\u0061 is a).",
+        "invalidJSON",
+        bad(b'{"type":"request","id":1,"path":"p","headers":{"a":"1","\\u0061":"2"}}'))
+invalid("invalid-json-duplicate-type", "The type given twice.", "invalidJSON",
+        bad(b'{"type":"ping","id":1,"type":"cancel"}'))
 invalid("invalid-json-nan", "NaN is not JSON (some parsers accept it unless told not to).", "invalidJSON",
         bad(b'{"type":"ping","id":NaN}'))
 invalid("not-an-object-array", "A JSON array holding a message is not a message.", "notAnObject",

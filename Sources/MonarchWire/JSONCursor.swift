@@ -262,6 +262,39 @@ struct JSONCursor {
         }
     }
 
+    /// Whether an object in the value at the cursor has a member name twice (names compared as
+    /// the code points they decode to: `"a"` and `"\u0061"` are one name); nil when the value
+    /// is not one this cursor reads (or nests deeper than 64), which the full decoder judges.
+    mutating func hasDuplicateName(depth: Int = 0) -> Bool? {
+        guard depth < 64 else { return nil }
+        skipSpace()
+        switch peek {
+        case UInt8(ascii: "{"):
+            index += 1
+            if consume(UInt8(ascii: "}")) { return false }
+            var names: Set<[UInt8]> = []
+            var duplicate = false
+            repeat {
+                guard let name = string(), consume(UInt8(ascii: ":")) else { return nil }
+                if !names.insert(Array(name.utf8)).inserted { duplicate = true }
+                guard let inner = hasDuplicateName(depth: depth + 1) else { return nil }
+                duplicate = duplicate || inner
+            } while consume(UInt8(ascii: ","))
+            return consume(UInt8(ascii: "}")) ? duplicate : nil
+        case UInt8(ascii: "["):
+            index += 1
+            if consume(UInt8(ascii: "]")) { return false }
+            var duplicate = false
+            repeat {
+                guard let inner = hasDuplicateName(depth: depth + 1) else { return nil }
+                duplicate = duplicate || inner
+            } while consume(UInt8(ascii: ","))
+            return consume(UInt8(ascii: "]")) ? duplicate : nil
+        default:
+            return skipValue(depth: depth) ? false : nil
+        }
+    }
+
     /// Skips a JSON number of any form.
     private mutating func skipNumber() -> Bool {
         let start = index

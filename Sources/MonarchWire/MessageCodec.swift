@@ -66,6 +66,11 @@ public struct MessageCodec: Sendable {
         if payload.starts(with: Self.byteOrderMark) || payload.contains(0) {
             throw ProtocolError(.invalidJSON, "the payload is not UTF-8 JSON text: it starts with a byte order mark or holds a NUL byte")
         }
+        // The full decoder would keep the first of a name given twice, other peers the last.
+        var names = JSONCursor(payload)
+        if names.hasDuplicateName() == true {
+            throw ProtocolError(.invalidJSON, "an object of the payload has a member name twice")
+        }
         let payload = Array(payload)
         do {
             return try JSONDecoder().decode(WireMessage.self, from: Data(payload))

@@ -212,4 +212,22 @@ extension HotMessageCodecTests {
             #expect(cursor.plainString()?.count == 100_000)
         }
     }
+
+    @Test("Names are duplicates when their code points are: escapes decoded, canonically equivalent spellings kept apart")
+    func duplicateNames() {
+        func duplicate(_ json: String) -> Bool? {
+            Array(json.utf8).withUnsafeBytes { bytes in
+                var cursor = JSONCursor(bytes)
+                return cursor.hasDuplicateName()
+            }
+        }
+        #expect(duplicate(#"{"a":1,"b":{"c":[{"d":1,"e":2}]}}"#) == false)
+        #expect(duplicate(#"{"a":1,"a":2}"#) == true)
+        #expect(duplicate(#"{"a":1,"\u0061":2}"#) == true)
+        #expect(duplicate(#"{"x":[{"k":1},{"k":2,"k":3}]}"#) == true, "deep inside an array")
+        // "é" precomposed and "e" with a combining accent: equal Swift strings, distinct names.
+        #expect(duplicate("{\"caf\u{E9}\":1,\"cafe\u{301}\":2}") == false)
+        #expect(duplicate(#"{"a":1,"a""#) == nil, "not read here: left to the full decoder")
+        #expect(duplicate(String(repeating: "[", count: 70) + String(repeating: "]", count: 70)) == nil)
+    }
 }
