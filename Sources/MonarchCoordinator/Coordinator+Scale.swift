@@ -12,21 +12,34 @@ extension Coordinator {
 
     /// Makes `message.count` local workers of `message.kind` run: a `result` (``ScaleReport``)
     /// once the new ones have registered and the leaving ones have drained and exited, or a
-    /// `failure`: `invalidRequest` when this coordinator starts no workers or the configuration
-    /// has none of that kind, `unavailable` when a new worker exited before registering or
-    /// did not register in time (the others stay). Loop thread.
+    /// `failure`: `invalidRequest` when this coordinator starts no workers, the configuration
+    /// has none of that kind or the count is above ``Configuration/Limits/workers`` (no more
+    /// workers may connect), `shuttingDown` while it drains, `unavailable` when a new worker
+    /// exited before registering or did not register in time (the others stay). The scale
+    /// runs to its end even when the client that asked leaves. Loop thread.
     func scale(_ message: ScaleMessage) async -> WireMessage {
         loop.preconditionInEventLoop()
-        guard let supervisor else {
-            return .failure(FailureMessage(id: message.id, error: ChainError(
-                .invalidRequest,
-                "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run"
-            ).detail))
+        func failure(_ code: ChainError.Code, _ text: String) -> WireMessage {
+            .failure(FailureMessage(id: message.id, error: ChainError(code, text).detail))
         }
-        let exits = await ExitWatch.start(supervisor)
-        let reply = await scale(message, with: supervisor, seeing: exits)
-        await exits.end()
-        return reply
+        guard message.count <= limits.workers else {
+            return failure(
+                .invalidRequest, "\(message.count) \(message.kind) workers asked for; at most \(limits.workers) workers connect (limits.workers)")
+        }
+        guard !draining else { return failure(.shuttingDown, "the coordinator is shutting down") }
+        guard let supervisor else {
+            return failure(
+                .invalidRequest,
+                "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run")
+        }
+        // Not cancelled with the call: a scale half done (workers draining, not yet stopped)
+        // is finished, and its waits are not cut short into a busy loop.
+        return await Task(executorPreference: loop) { [self] in
+            let exits = await ExitWatch.start(supervisor)
+            let reply = await scale(message, with: supervisor, seeing: exits)
+            await exits.end()
+            return reply
+        }.value
     }
 
     /// ``scale(_:)`` once `exits` watches the supervisor's workers.

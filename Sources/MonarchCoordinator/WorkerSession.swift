@@ -163,8 +163,9 @@ final class WorkerSession: Sendable {
         state.value.byHost[host, default: 0] += 1
     }
 
-    /// Whether it has nothing left to answer (requests or admin exchanges).
-    var isIdle: Bool { state.value.outstanding.isEmpty && state.value.exchanges.isEmpty }
+    /// Whether it has nothing left to answer (requests or admin exchanges), and no slot
+    /// promised to a request about to be sent.
+    var isIdle: Bool { state.value.outstanding.isEmpty && state.value.exchanges.isEmpty && state.value.reserved == 0 }
 
     /// Sends a heartbeat `ping`. Loop thread only.
     func ping() {

@@ -163,6 +163,7 @@ struct PipelineTests {
             let reply = await Task(executorPreference: cluster.loop) {
                 withUnsafeCurrentTask { $0?.cancel() }
                 session.reserve(host: "")
+                #expect(!session.isIdle, "a worker with a slot promised is not idle: scaling down waits for it")
                 return await session.forward(Request(path: "cancelled"), host: "")
             }.value
             guard case .answered(.failure(let failure)) = reply else {
@@ -196,6 +197,25 @@ struct PipelineTests {
             #expect(try await pool()?.0 == 0)
             try await bundle.respond(held.id, "held")
             #expect(text(try await client.answer(1)) == "held")
+        }
+    }
+
+    @Test("A scale above limits.workers is refused, and so is any scale while the coordinator drains")
+    func scaleBounds() async throws {
+        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]\nlimits: { workers: 8 }") { cluster in
+            let client = try await cluster.client()
+            try await client.send(.scale(ScaleMessage(id: 1, kind: "bundle", count: 9)))
+            guard case .failure(let tooMany) = try await client.answer(1) else {
+                Issue.record("a scale past limits.workers was not refused")
+                return
+            }
+            #expect(tooMany.error.code == "invalidRequest" && tooMany.error.message.contains("limits.workers"), "\(tooMany)")
+            try await client.send(.scale(ScaleMessage(id: 2, kind: "bundle", count: 8)))
+            #expect(code(try await client.answer(2)) == "invalidRequest", "within the bound: refused only as no workers are started here")
+            try await cluster.loop.submit { cluster.coordinator.draining = true }
+            try await client.send(.scale(ScaleMessage(id: 3, kind: "bundle", count: 1)))
+            #expect(code(try await client.answer(3)) == "shuttingDown")
+            try await cluster.loop.submit { cluster.coordinator.draining = false }
         }
     }
 
