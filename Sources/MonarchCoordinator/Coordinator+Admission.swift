@@ -87,7 +87,13 @@ extension Coordinator {
             return ProtocolError(
                 .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)")
         }
-        if requiresToken, !Self.tokensMatch(hello.token, configuration.token) {
+        if role == .worker, let name = hello.name, let key = localWorkerKeys.key(for: name) {
+            // A name of a worker this coordinator starts: only that worker, with its key.
+            if !Self.tokensMatch(hello.token, key) {
+                return ProtocolError(
+                    .unauthorized, "\(LogText.quoted(name)) is the name of a worker this coordinator starts; choose another --name")
+            }
+        } else if requiresToken, !Self.tokensMatch(hello.token, configuration.token) {
             return ProtocolError(.unauthorized, "this listener requires a valid token")
         }
         guard hello.role == role else {

@@ -104,6 +104,8 @@ public final class Coordinator: Sendable {
 
     /// When the coordinator was made.
     let startedAt = ContinuousClock.now
+    /// The keys the workers it starts prove their names with (see ``LocalWorkerKeys``).
+    let localWorkerKeys = LocalWorkerKeys()
     /// This coordinator's identity in a shared cache store, random per process: its cache
     /// workers mark the changes they publish with it (in their `welcome`), and forward only
     /// other coordinators' changes.

@@ -103,6 +103,8 @@ actor Supervisor {
     nonisolated let loop: EventLoop
     private let logger: Logger
     private let environment: [String: String]?
+    /// The key each started worker proves its name with.
+    private let workerKeys: LocalWorkerKeys
     let policy: RestartPolicy
     private let makeLaunch: (Configuration.WorkerPool, Int) -> WorkerLaunch
     /// The pools, by kind, and their kinds in configuration order.
@@ -126,11 +128,12 @@ actor Supervisor {
     /// A supervisor of the pools of `configuration`, starting workers with `makeLaunch` (a
     /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`.
     init(
-        configuration: Configuration, policy: RestartPolicy, environment: [String: String]?, loop: EventLoop,
-        logger: Logger, makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
+        configuration: Configuration, policy: RestartPolicy, environment: [String: String]?, workerKeys: LocalWorkerKeys,
+        loop: EventLoop, logger: Logger, makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
     ) {
         self.policy = policy
         self.environment = environment
+        self.workerKeys = workerKeys
         self.loop = loop
         self.logger = logger
         self.makeLaunch = makeLaunch
@@ -306,6 +309,7 @@ actor Supervisor {
         slot.killTimer?.close()
         slot.killTimer = nil
         pools[slot.launch.kind]?.slots.removeAll { $0 === slot }
+        workerKeys.forget(slot.name)
     }
 
     // MARK: Starting and restarting
@@ -313,6 +317,9 @@ actor Supervisor {
     private func launch(_ slot: Slot) throws(ClusterError) {
         do {
             slot.startedAt = .now
+            // Its own key, beside what it inherits, never on its command line.
+            var environment = environment ?? Self.inheritedEnvironment()
+            environment[LocalWorkerKeys.environmentName] = workerKeys.issue(for: slot.name)
             slot.process = try ChildProcess(
                 executable: slot.launch.executable, arguments: slot.launch.arguments, environment: environment,
                 newSession: true, on: loop
@@ -325,6 +332,20 @@ actor Supervisor {
         } catch {
             throw ClusterError("cannot start \(slot.launch.executable): \(error)")
         }
+    }
+
+    /// This process's environment, as a started worker inherits it.
+    private static func inheritedEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
     }
 
     private func exited(_ slot: Slot, _ exit: ChildProcess.Exit) {

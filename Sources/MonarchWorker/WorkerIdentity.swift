@@ -27,6 +27,16 @@ public struct WorkerIdentity: Sendable, Equatable {
         self.token = token
     }
 
+    /// The token a worker presents: the key the coordinator that started it gave it
+    /// (`MONARCH_WORKER_KEY`), which proves the name it was started under, else the shared
+    /// token (`MONARCH_TOKEN`), else none.
+    public static var tokenFromEnvironment: String? {
+        for name in ["MONARCH_WORKER_KEY", "MONARCH_TOKEN"] {
+            if let value = getenv(name), value.pointee != 0 { return String(cString: value) }
+        }
+        return nil
+    }
+
     /// This machine's (or container's) host name.
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)

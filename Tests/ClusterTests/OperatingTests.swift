@@ -128,6 +128,35 @@ struct OperatingTests {
         }
     }
 
+    @Test("A worker giving the name of one the coordinator starts is refused, whatever token it holds; other names are not")
+    func localWorkerNamesCannotBeTaken() async throws {
+        var options = ClusterOptions(bundleCount: 1)
+        options.token = "shared-t0ken"
+        try await TestCluster.with(options) { cluster in
+            let before = try await cluster.status().bundleWorkers
+            #expect(before.map(\.id) == ["bundle-1"])
+            for token in ["shared-t0ken", nil] {
+                let impostor = try RawSocket(path: cluster.workerPath)
+                let reply = try await offPool {
+                    impostor.send(.hello(Hello(role: .worker, token: token, kind: "bundle", pid: 1, name: "bundle-1")))
+                    return try impostor.nextMessage()
+                }
+                guard case .error(let error)? = reply else {
+                    Issue.record("an impostor of bundle-1 (token \(token ?? "none")) got \(String(describing: reply))")
+                    continue
+                }
+                #expect(error.code == .unauthorized, "\(error)")
+                #expect(error.message.contains("a worker this coordinator starts"), "\(error.message)")
+            }
+            // Another name with the shared token is a remote worker, as before.
+            let remote = try await FakeWorker(at: cluster.workerPath, name: "bundle@elsewhere", token: "shared-t0ken")
+            try await eventually("the remote worker") { try await cluster.status().bundleWorkers.count == 2 }
+            let after = try await cluster.status().bundleWorkers
+            #expect(after.first { $0.id == "bundle-1" }?.pid == before.first?.pid, "the coordinator's bundle-1 is untouched")
+            _ = remote
+        }
+    }
+
     @Test("A SIGSTOPped worker is routed around within about two heartbeats, then killed and replaced; no answer is lost")
     func stoppedWorker() async throws {
         try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "20ms")) { cluster in

@@ -48,7 +48,7 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     func run() async throws {
         ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         FreedMemory.returnPeriodically()
-        let identity = WorkerIdentity(kind: "bundle", name: name, token: ProcessSetup.environment("MONARCH_TOKEN"))
+        let identity = WorkerIdentity(kind: "bundle", name: name, token: WorkerIdentity.tokenFromEnvironment)
         let logger = Logger(label: identity.name)
         let address: SocketAddress
         do {

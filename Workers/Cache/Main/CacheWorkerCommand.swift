@@ -107,7 +107,7 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     func run() async throws {
         ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         FreedMemory.returnPeriodically()
-        let identity = WorkerIdentity(kind: "cache", name: name, token: ProcessSetup.environment("MONARCH_TOKEN"))
+        let identity = WorkerIdentity(kind: "cache", name: name, token: WorkerIdentity.tokenFromEnvironment)
         let logger = Logger(label: identity.name)
         let address = try SocketAddress(parsing: coordinator)
         let choice = try storeChoice

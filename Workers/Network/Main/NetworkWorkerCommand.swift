@@ -76,7 +76,7 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         }
         let identity = WorkerIdentity(
             kind: "network", name: name, capacity: capacity, hostCapacity: maxHostConnections,
-            token: ProcessSetup.environment("MONARCH_TOKEN"))
+            token: WorkerIdentity.tokenFromEnvironment)
         let logger = Logger(label: identity.name)
         let address: SocketAddress
         do {
