@@ -65,11 +65,19 @@ extension Coordinator {
         }
         let start = ContinuousClock.now
         var stopRequested: Set<String> = []
+        // A scale that ends early still stops its leaving workers: each finishes what it has
+        // (SIGTERM), within the time a request may take.
+        func stopTheRest() async {
+            for name in change.leaving where !stopRequested.contains(name) {
+                await supervisor.stop(name, grace: max(limits.timeout, .seconds(10)))
+            }
+        }
         while true {
             let pool = pools[kind]
             let registered = Set(pool?.connected.map(\.id) ?? [])
             let exited = exits.exited
             if let failed = change.started.first(where: { exited.contains($0) && !registered.contains($0) }) {
+                await stopTheRest()
                 return failure(.unavailable, "\(failed) exited before it registered (its log says why); scaled to \(message.count) nonetheless")
             }
             for name in change.leaving where !stopRequested.contains(name) {
@@ -83,6 +91,7 @@ extension Coordinator {
             let stillHere = await supervisor.present(change.leaving)
             if allRegistered && stillHere.isEmpty { break }
             if ContinuousClock.now - start > scaleTimeout {
+                await stopTheRest()
                 let missing = change.started.filter { !registered.contains($0) } + stillHere
                 return failure(.unavailable, "not done within \(scaleTimeout): \(missing.joined(separator: ", ")) (scaled to \(message.count) nonetheless)")
             }
