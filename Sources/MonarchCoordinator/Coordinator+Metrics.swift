@@ -7,7 +7,8 @@ extension Coordinator {
     /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, watches and
     /// their events (sent, dropped), workers by state, restarts, overloads, refusals, and the
     /// cache workers' evictions and shared store (Redis: workers connected and not, dropped
-    /// writes, lookups missed while it was unreachable), asked of them, a second at most each.
+    /// writes, lookups missed while it was unreachable), asked of all of them at once, a second
+    /// at most.
     /// Loop thread.
     func syncMetrics(_ sync: MetricsSync) async {
         loop.preconditionInEventLoop()
@@ -48,16 +49,14 @@ extension Coordinator {
             sync.count("monarch_worker_restarts_total", [("kind", pool.kind)], total: restarts[pool.kind] ?? 0)
             sync.gauge("monarch_pool_failed", [("kind", pool.kind)], pool.state == .failed ? 1 : 0)
         }
+        let answers = await cacheWorkerFigures()
         for pool in cachePools {
             var evictions = 0
             var connected = 0
             var unreachable = 0
             var droppedWrites = 0
             var unavailableReads = 0
-            for worker in pool.pool.connected {
-                guard case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
-                    let figures = result.data
-                else { continue }
+            for (_, _, figures) in answers.filter({ $0.kind == pool.kind }) {
                 if case .integer(let count)? = figures["evictions"] { evictions += Int(count) }
                 if let store = StatusReport.Worker.Store(figures: figures) {
                     if store.state == .connected { connected += 1 } else { unreachable += 1 }

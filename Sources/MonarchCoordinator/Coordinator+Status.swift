@@ -101,20 +101,33 @@ extension Coordinator {
         }
     }
 
+    /// The figures of every connected cache worker's `status`, asked of all of them at once,
+    /// each within a second (a silent one is left out). Loop thread.
+    func cacheWorkerFigures() async -> [(kind: String, worker: String, figures: [String: JSONValue])] {
+        loop.preconditionInEventLoop()
+        let workers = cachePools.flatMap { pool in pool.pool.connected.map { (pool.kind, $0) } }
+        return await withTaskGroup(of: (kind: String, worker: String, figures: [String: JSONValue])?.self) { group in
+            for (kind, worker) in workers {
+                group.addTask {
+                    guard case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
+                        let figures = result.data
+                    else { return nil }
+                    return (kind, worker.id, figures)
+                }
+            }
+            var answers: [(kind: String, worker: String, figures: [String: JSONValue])] = []
+            for await answer in group { if let answer { answers.append(answer) } }
+            return answers
+        }
+    }
+
     /// ``statusReport(now:)`` with each connected cache worker's shared store as it reports it
-    /// (asked in turn, a second at most each; one that does not answer shows none). Loop
-    /// thread.
+    /// (asked all at once, a second at most; one that does not answer shows none). Loop thread.
     func statusReportWithStores() async -> StatusReport {
         loop.preconditionInEventLoop()
         var stores: [String: StatusReport.Worker.Store] = [:]
-        for pool in cachePools {
-            for worker in pool.pool.connected {
-                if case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
-                    let figures = result.data, let store = StatusReport.Worker.Store(figures: figures)
-                {
-                    stores[worker.id] = store
-                }
-            }
+        for answer in await cacheWorkerFigures() {
+            if let store = StatusReport.Worker.Store(figures: answer.figures) { stores[answer.worker] = store }
         }
         var report = statusReport()
         for index in report.workers.indices { report.workers[index].store = stores[report.workers[index].id] }
