@@ -16,6 +16,7 @@ public final class BackgroundWork: Sendable {
         var started = 0
         var dropped = 0
         var closed = false
+        var impatient = false
     }
 
     private let state = Mutex(State())
@@ -54,16 +55,23 @@ public final class BackgroundWork: Sendable {
     /// Work not started because ``limit`` tasks were running, or a drain had begun.
     public var dropped: Int { state.withLock { $0.dropped } }
 
-    /// Takes no more work, waits up to `timeout` for the running tasks to end, then cancels
-    /// those still running and waits for them to return. Any task.
+    /// Takes no more work, waits up to `timeout` for the running tasks to end (less once
+    /// ``stopWaiting()`` was called), then cancels those still running and waits for them to
+    /// return. Any task.
     public func drain(timeout: Duration) async {
         state.withLock { $0.closed = true }
         let start = ContinuousClock.now
-        while running > 0, ContinuousClock.now - start < timeout {
+        while state.withLock({ !$0.tasks.isEmpty && !$0.impatient }), ContinuousClock.now - start < timeout {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let left = state.withLock { Array($0.tasks.values) }
         for task in left { task.cancel() }
         for task in left { await task.value }
+    }
+
+    /// Makes a ``drain(timeout:)`` under way, or to come, cancel the running tasks at once
+    /// instead of waiting for them (the owner is stopping now). Any thread.
+    public func stopWaiting() {
+        state.withLock { $0.impatient = true }
     }
 }

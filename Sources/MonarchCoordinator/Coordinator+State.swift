@@ -23,6 +23,7 @@ extension Coordinator {
         var unresponsiveWorkers: Int = 0
         var scalingKinds: Set<String> = []
         var draining: Bool = false
+        var drainCutShort: Bool = false
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
         var statistics: RequestStatistics
         var maintenance: LoopTimer?
@@ -126,6 +127,12 @@ extension Coordinator {
     var draining: Bool {
         get { state.value.draining }
         _modify { yield &state.value.draining }
+    }
+
+    /// Whether a second signal cut the drain short (see ``stopWaitingForDrain()``).
+    var drainCutShort: Bool {
+        get { state.value.drainCutShort }
+        _modify { yield &state.value.drainCutShort }
     }
 
     /// What the requests came to: totals, and the last minute per domain.

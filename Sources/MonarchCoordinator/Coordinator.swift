@@ -420,7 +420,7 @@ public final class Coordinator: Sendable {
                 draining = true
                 for listener in listeners { listener.close() }
                 listeners.removeAll()
-                guard requestsInFlight > 0 else { return continuation.resume() }
+                guard requestsInFlight > 0, !drainCutShort else { return continuation.resume() }
                 logger.info("draining \(requestsInFlight) request(s) in flight")
                 drainWaiters.append(continuation)
                 let timer = try? LoopTimer(on: loop)
@@ -435,9 +435,13 @@ public final class Coordinator: Sendable {
         await flights.work.background.drain(timeout: left)
     }
 
-    /// Ends every wait in ``drain(timeout:)`` now, requests in flight or not. Loop thread only.
+    /// Ends every wait in ``drain(timeout:)`` now, or as soon as it begins, requests in flight
+    /// or not, and cancels the background work (write-backs, refreshes) rather than waiting for
+    /// it. Loop thread only.
     public func stopWaitingForDrain() {
         loop.preconditionInEventLoop()
+        drainCutShort = true
+        flights.work.background.stopWaiting()
         resumeDrainWaiters()
     }
 

@@ -67,6 +67,7 @@ public final class LocalCluster: Sendable {
         let (coordinator, supervisor, signals) = try started.get()
 
         var reason: Stop = .drain
+        var impatient = false
         for await next in stops {
             reason = next
             break
@@ -74,19 +75,21 @@ public final class LocalCluster: Sendable {
         switch reason {
         case .drain:
             logger.info("stopping: answering the requests in flight (second signal stops at once)")
-            // A second signal ends the wait for the drain.
-            let impatience = Task {
+            // A second signal ends the wait for the drain, and the workers' grace.
+            let impatience = Task { () -> Bool in
                 for await next in stops {
                     if case .now = next {
                         loop.execute { coordinator.stopWaitingForDrain() }
-                        return
+                        return true
                     }
                 }
+                return false
             }
             await coordinator.drain(timeout: configuration.limits.timeout)
             impatience.cancel()
+            impatient = await impatience.value
         case .now, .failed:
-            break
+            impatient = true
         }
         // Workers exit once their connections close: tell the supervisor first, so it does not
         // take that for a crash.
@@ -94,7 +97,7 @@ public final class LocalCluster: Sendable {
             supervisor.assumeIsolated { $0.stopping = true }
             coordinator.close()
         }
-        await supervisor.stopAll(grace: .seconds(5))
+        await supervisor.stopAll(grace: impatient ? .zero : .seconds(5))
         try? await loop.submit { for signal in signals { signal.close() } }
         stop.finish()
         if case .failed(let error) = reason { throw error }

@@ -115,6 +115,23 @@ struct BackgroundWorkTests {
         #expect(!work.start { })
     }
 
+    @Test("A drain told to stop waiting cancels the running work at once instead of waiting for it")
+    func impatientDrain() async throws {
+        let work = BackgroundWork(limit: 4)
+        let completed = Counter()
+        let cancelled = Counter()
+        work.start {
+            // Would complete after 20 s: a drain that waited would let it.
+            try? await Task.sleep(for: .seconds(20))
+            if Task.isCancelled { cancelled.add() } else { completed.add() }
+        }
+        work.stopWaiting()
+        await work.drain(timeout: .seconds(60))
+        #expect(cancelled.value == 1)
+        #expect(completed.value == 0)
+        #expect(work.running == 0)
+    }
+
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let start = ContinuousClock.now
         while !condition() {
