@@ -149,6 +149,25 @@ struct RedisStoreTests {
         }
     }
 
+    @Test("a tag's set sheds the members whose entries are gone as the tag keeps being stored")
+    func tagSetsArePruned() async throws {
+        let redis = try await TestRedis.start()
+        defer { Task { await redis.remove() } }
+        try await withCacheFixture { fixture in
+            let (cache, store) = try await redisProvider(fixture, redis)
+            for index in 0..<40 { try await cache.store(textResponse("x"), under: "gone/\(index)", tags: ["t"]) }
+            #expect(try await cache.invalidate(.prefix("gone/")) == 40)
+            #expect(try await redis.cli("SCARD", "monarch:t:t") == "40", "deleting by prefix leaves the members")
+            for index in 0..<30 { try await cache.store(textResponse("y"), under: "live/\(index)", tags: ["t"]) }
+            // Each store looks at 3 members at random: of 90 looks, about 40 find a gone entry.
+            let members = try #require(Int(try await redis.cli("SCARD", "monarch:t:t")))
+            #expect(members >= 30 && members < 60, "\(members) members for 30 live entries")
+            // What is left still invalidates exactly the live entries.
+            #expect(Set(try await cache.invalidateKeys(.tag("t"))) == Set((0..<30).map { "live/\($0)" }))
+            await store.close()
+        }
+    }
+
     @Test("a write-back through one worker replaces the entry another worker holds in memory")
     func coherence() async throws {
         let redis = try await TestRedis.start()
