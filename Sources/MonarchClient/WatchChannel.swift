@@ -1,15 +1,17 @@
 import MonarchWire
 import Synchronization
 
-/// The changes of one watch on their way to the task iterating it: at most `limit` wait;
-/// past that they are counted and the iterator gets one `overflow` after the ones that
-/// waited. Any thread.
+/// The changes of one watch on their way to the tasks iterating it: at most `limit` wait;
+/// past that they are counted and an iterator gets one `overflow` after the ones that waited.
+/// Tasks iterating at once take turns, each change going to one of them. Any thread.
 final class WatchChannel: Sendable {
     private struct State {
         var events: [CacheChange] = []
         var lost = 0
         var gap = false
-        var waiter: CheckedContinuation<CacheChange?, Never>?
+        /// The tasks waiting for a change, in the order they asked, by ticket.
+        var waiters: [(ticket: Int, continuation: CheckedContinuation<CacheChange?, Never>)] = []
+        var nextTicket = 0
         var finished = false
         /// The id of the `watch` message that runs the watch on the current connection.
         var watchID: MessageID
@@ -30,14 +32,15 @@ final class WatchChannel: Sendable {
     var target: CacheTarget { state.withLock { $0.target } }
     /// Whether the watch has ended.
     var isFinished: Bool { state.withLock { $0.finished } }
+    /// Tasks waiting for a change now.
+    var waitingTasks: Int { state.withLock { $0.waiters.count } }
 
     /// Hands `change` to the waiting iterator, or queues it, or counts it lost.
     func push(_ change: CacheChange) {
         let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
             guard !state.finished else { return nil }
-            if let waiter = state.waiter, state.events.isEmpty, state.lost == 0, !state.gap {
-                state.waiter = nil
-                return waiter
+            if !state.waiters.isEmpty, state.events.isEmpty, state.lost == 0, !state.gap {
+                return state.waiters.removeFirst().continuation
             }
             if state.events.count < limit, state.lost == 0, !state.gap { state.events.append(change) } else { state.lost += 1 }
             return nil
@@ -51,9 +54,8 @@ final class WatchChannel: Sendable {
     func markGap() {
         let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
             guard !state.finished else { return nil }
-            if let waiter = state.waiter, state.events.isEmpty, state.lost == 0, !state.gap {
-                state.waiter = nil
-                return waiter
+            if !state.waiters.isEmpty, state.events.isEmpty, state.lost == 0, !state.gap {
+                return state.waiters.removeFirst().continuation
             }
             if state.events.count < limit, state.lost == 0, !state.gap {
                 state.events.append(CacheChange(kind: .overflow))
@@ -71,19 +73,23 @@ final class WatchChannel: Sendable {
         state.withLock { $0.watchID = id }
     }
 
-    /// Ends the iteration once the queued changes are taken.
+    /// Ends the iteration once the queued changes are taken: every waiting task gets nil.
     func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
+        let waiters = state.withLock { state in
             state.finished = true
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { state.waiters.removeAll() }
+            return state.waiters.map(\.continuation)
         }
-        waiter?.resume(returning: nil)
+        for waiter in waiters { waiter.resume(returning: nil) }
     }
 
     /// The next change; nil once finished (or the waiting task is cancelled).
     func next() async -> CacheChange? {
-        await withTaskCancellationHandler {
+        let ticket = state.withLock { state in
+            defer { state.nextTicket += 1 }
+            return state.nextTicket
+        }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> CacheChange?? in
                     if !state.events.isEmpty { return .some(state.events.removeFirst()) }
@@ -95,15 +101,16 @@ final class WatchChannel: Sendable {
                         return .some(CacheChange(kind: .overflow, dropped: state.gap ? nil : state.lost))
                     }
                     if state.finished || Task.isCancelled { return .some(nil) }
-                    state.waiter = continuation
+                    state.waiters.append((ticket, continuation))
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
+            // This task's wait only: others iterating the same watch go on.
             let waiter = state.withLock { state -> CheckedContinuation<CacheChange?, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
+                guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+                return state.waiters.remove(at: index).continuation
             }
             waiter?.resume(returning: nil)
         }
