@@ -14,6 +14,8 @@ final class ClientCore: Sendable {
 
     private struct State {
         var link: ClientLink?
+        /// The number of ``link`` among the links made so far.
+        var generation = 0
         var closed = false
         var reconnecting: Task<Void, Never>?
         /// Exchanges waiting for a link, by ticket.
@@ -43,7 +45,16 @@ final class ClientCore: Sendable {
     /// The first connection: its failure is the caller's.
     func dialFirst() async throws(MonarchError) {
         let link = try await dial()
-        state.withLock { $0.link = link }
+        state.withLock { state in
+            state.link = link
+            state.generation += 1
+        }
+    }
+
+    /// The number of the current connection among those made so far (ids are the
+    /// connection's own: an id of another one means nothing on it); nil while there is none.
+    var currentGeneration: Int? {
+        state.withLock { $0.link == nil ? nil : $0.generation }
     }
 
     private func dial() async throws(MonarchError) -> ClientLink {
@@ -185,6 +196,7 @@ final class ClientCore: Sendable {
                     state.reconnecting = nil
                     if state.closed { return ([CheckedContinuation<ClientLink, any Error>](), true) }
                     state.link = link
+                    state.generation += 1
                     defer { state.waiters.removeAll() }
                     return (Array(state.waiters.values), false)
                 }

@@ -39,11 +39,16 @@ public struct CacheWatch: AsyncSequence, Sendable {
     /// changes already here are taken. Calling it again does nothing.
     public func cancel() async {
         guard !channel.isFinished else { return }
-        let id = channel.watchID
-        client.watchTable.remove(id)
+        let (id, generation) = channel.registration
+        client.watchTable.remove(channel)
         channel.finish()
-        _ = try? await client.core.exchange(idempotent: true, deadline: client.core.options.deadline, what: "unwatch") {
-            .unwatch(UnwatchMessage(id: $0, watch: id))
+        // The watch runs under `id` on the connection it was registered on only: on another
+        // one `id` names another watch or none, and the coordinator ended this one with its
+        // connection. So the unwatch goes out on that connection or not at all.
+        let core = client.core
+        guard let generation, core.currentGeneration == generation else { return }
+        _ = try? await core.exchange(idempotent: false, deadline: core.options.deadline, what: "unwatch") { next in
+            core.currentGeneration == generation ? .unwatch(UnwatchMessage(id: next, watch: id)) : .ping(PingMessage(id: next))
         }
     }
 
@@ -84,13 +89,14 @@ extension MonarchClient {
         do throws(MonarchError) {
             // Registered under each id the message goes out with, before it goes out, so no
             // change that follows the answer is missed.
+            let core = core
             let result = try await admin("watch") { id in
-                table.register(channel, as: id)
+                table.register(channel, as: id, on: core.currentGeneration)
                 return .watch(WatchMessage(id: id, target: target))
             }
             return CacheWatch(channel: channel, client: self, targets: Self.targets(of: result))
         } catch {
-            table.remove(channel.watchID)
+            table.remove(channel)
             channel.finish()
             throw error
         }
@@ -134,14 +140,14 @@ extension MonarchClient {
         for channel in table.takeAll() where !channel.isFinished {
             let target = channel.target
             let answer = try? await core.exchange(idempotent: true, deadline: core.options.deadline, what: "watch") { id in
-                table.register(channel, as: id)
+                table.register(channel, as: id, on: core.currentGeneration)
                 return .watch(WatchMessage(id: id, target: target))
             }
             if case .result? = answer {
                 restored += 1
                 channel.markGap()
             } else {
-                table.remove(channel.watchID)
+                table.remove(channel)
                 channel.finish()
             }
         }

@@ -15,6 +15,8 @@ final class WatchChannel: Sendable {
         var finished = false
         /// The id of the `watch` message that runs the watch on the current connection.
         var watchID: MessageID
+        /// The connection (``ClientCore/currentGeneration``) the id belongs to.
+        var generation: Int?
         let target: CacheTarget
     }
 
@@ -28,6 +30,8 @@ final class WatchChannel: Sendable {
 
     /// The id the watch runs under now.
     var watchID: MessageID { state.withLock { $0.watchID } }
+    /// The id the watch runs under, and the connection it runs on.
+    var registration: (id: MessageID, generation: Int?) { state.withLock { ($0.watchID, $0.generation) } }
     /// What the watch follows.
     var target: CacheTarget { state.withLock { $0.target } }
     /// Whether the watch has ended.
@@ -68,9 +72,12 @@ final class WatchChannel: Sendable {
         waiter?.resume(returning: CacheChange(kind: .overflow))
     }
 
-    /// Moves the watch to `id` (restored on a new connection).
-    func move(to id: MessageID) {
-        state.withLock { $0.watchID = id }
+    /// Moves the watch to `id` on connection `generation` (restored on a new connection).
+    func move(to id: MessageID, generation: Int?) {
+        state.withLock { state in
+            state.watchID = id
+            state.generation = generation
+        }
     }
 
     /// Ends the iteration once the queued changes are taken: every waiting task gets nil.
@@ -121,12 +128,13 @@ final class WatchChannel: Sendable {
 final class WatchTable: Sendable {
     private let channels = Mutex<[MessageID: WatchChannel]>([:])
 
-    /// Registers `channel` under `id`, the id of the `watch` message about to go out (before
-    /// it does, so no change that follows the answer is missed).
-    func register(_ channel: WatchChannel, as id: MessageID) {
+    /// Registers `channel` under `id`, the id of the `watch` message about to go out on
+    /// connection `generation` (before it does, so no change that follows the answer is
+    /// missed).
+    func register(_ channel: WatchChannel, as id: MessageID, on generation: Int?) {
         channels.withLock { channels in
             if channels[channel.watchID] === channel { channels.removeValue(forKey: channel.watchID) }
-            channel.move(to: id)
+            channel.move(to: id, generation: generation)
             channels[id] = channel
         }
     }
@@ -140,9 +148,11 @@ final class WatchTable: Sendable {
         }
     }
 
-    /// Forgets the channel running under `id`.
-    func remove(_ id: MessageID) {
-        _ = channels.withLock { $0.removeValue(forKey: id) }
+    /// Forgets `channel`, unless another runs under its id now.
+    func remove(_ channel: WatchChannel) {
+        channels.withLock { channels in
+            if channels[channel.watchID] === channel { channels.removeValue(forKey: channel.watchID) }
+        }
     }
 
     /// Hands a `changed` message to its watch; one for no active watch is ignored (it crossed

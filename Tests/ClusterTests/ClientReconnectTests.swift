@@ -105,4 +105,56 @@ struct ClientReconnectTests {
             #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
         }
     }
+
+    @Test("A watch cancelled while the coordinator is away stops only itself: the others, restored, keep getting changes")
+    func cancellingAWatchWhileAwayStopsOnlyIt() async throws {
+        try await withClientOriginCluster { cluster, _ in
+            let link = cluster.folder.path + "/link.sock"
+            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            let watcher = try await within(20, "connecting") {
+                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
+            }
+            defer { Task { await watcher.close() } }
+            // Three watches of one key, under ids 1, 2 and 3 of this connection.
+            var watches: [CacheWatch] = []
+            for _ in 0..<3 { watches.append(try await watcher.watch(.path("api/counter", domain: "api"))) }
+
+            cluster.up.signal(SIGKILL)
+            _ = try await cluster.up.waitForExit(timeout: 15)
+            unlink(link)
+            // Cancelled while away: on the next connection the others get ids from 1 again.
+            let cancelled = watches[0]
+            let cancelling = Task { await cancelled.cancel() }
+            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
+            do {
+                _ = try await next.waitForOutput(containing: "ready")
+                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+                try await eventually("the two other watches restored on the next coordinator") {
+                    try await cluster.status().counter("watches") == 2
+                }
+                await cancelling.value
+                let fetcher = try await cluster.connect()
+                #expect(try await fetcher.perform(Request(path: "api/counter")).status == 200)
+                await fetcher.close()
+                for (index, watch) in watches.dropFirst().enumerated() {
+                    // Every iterator of a watch takes from the same changes.
+                    let nextChange: @Sendable () async -> CacheChange? = {
+                        var changes = watch.makeAsyncIterator()
+                        return await changes.next()
+                    }
+                    let gap = try await within(20, "watch \(index + 2)'s gap") { await nextChange() }
+                    #expect(gap?.kind == .overflow, "\(String(describing: gap))")
+                    let stored = try await within(20, "watch \(index + 2)'s change") { await nextChange() }
+                    #expect(stored?.kind == .stored, "\(String(describing: stored))")
+                }
+                #expect(try await cluster.status().counter("watches") == 2, "no unwatch reached another watch")
+            } catch {
+                next.signal(SIGKILL)
+                throw error
+            }
+            await watcher.close()
+            next.signal(SIGTERM)
+            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
+        }
+    }
 }
