@@ -35,6 +35,9 @@ public final class PaginatedQuery<Item: Sendable>: Sendable {
         var loaded = 0
         var hasMore = true
         var inFlight: Task<Result<[Item], MonarchError>, Never>?
+        /// How many times the pages were forgotten (``refetch()``): a fetch started before
+        /// touches nothing when it ends.
+        var epoch = 0
     }
 
     private let paging: Paging
@@ -72,20 +75,27 @@ public final class PaginatedQuery<Item: Sendable>: Sendable {
             if let running = inner.inFlight { return running }
             guard inner.hasMore else { return nil }
             let page = page(after: inner.loaded)
+            let epoch = inner.epoch
             broadcast.update { state in state = .loading(previous: state.value) }
             let task = Task { [self] () -> Result<[Item], MonarchError> in
                 do throws(MonarchError) {
                     let items = try await fetch(page)
-                    self.inner.withLock { inner in
+                    let current = self.inner.withLock { inner in
+                        guard inner.epoch == epoch else { return false }
                         inner.loaded += 1
                         inner.hasMore = isMore(items)
                         inner.inFlight = nil
+                        return true
                     }
-                    broadcast.update { state in state = .success((state.value ?? []) + items) }
+                    if current { broadcast.update { state in state = .success((state.value ?? []) + items) } }
                     return .success(items)
                 } catch {
-                    self.inner.withLock { $0.inFlight = nil }
-                    broadcast.update { state in state = .failure(error, previous: state.value) }
+                    let current = self.inner.withLock { inner in
+                        guard inner.epoch == epoch else { return false }
+                        inner.inFlight = nil
+                        return true
+                    }
+                    if current { broadcast.update { state in state = .failure(error, previous: state.value) } }
                     return .failure(error)
                 }
             }
@@ -101,7 +111,7 @@ public final class PaginatedQuery<Item: Sendable>: Sendable {
     /// - Throws: what ``fetchNextPage()`` throws.
     public func refetch() async throws(MonarchError) {
         let running = inner.withLock { inner in
-            defer { inner = Inner() }
+            defer { inner = Inner(epoch: inner.epoch + 1) }
             return inner.inFlight
         }
         running?.cancel()

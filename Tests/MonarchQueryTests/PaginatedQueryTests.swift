@@ -38,6 +38,27 @@ import Testing
         #expect(pages.items == [0, 1])
     }
 
+    @Test("a fetch overtaken by refetch() leaves the new pages alone: no page twice, none skipped, no failure shown")
+    func refetchOvertakesAFetch() async throws {
+        let provider = CounterProvider(total: 5)
+        let queries = QueryClient(service: monarch(provider))
+        let pages = queries.paginatedQuery(paging: .offset(limit: 2)) { page in
+            ItemsRequest(query: [QueryItem("offset", page.offset), QueryItem("limit", 2)])
+        }
+        provider.close()
+        let first = Task { try? await pages.fetchNextPage() }
+        while provider.held < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        let again = Task { try await pages.refetch() }
+        while provider.held < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        provider.open()
+        _ = await first.value
+        try await again.value
+        #expect(pages.items == [0, 1])
+        #expect(pages.state == .success([0, 1]))
+        #expect(try await pages.fetchNextPage() == [2, 3], "the second page, not skipped")
+        #expect(pages.items == [0, 1, 2, 3])
+    }
+
     @Test("a failed page keeps the items and is asked again")
     func failure() async throws {
         let provider = CounterProvider(total: 5)

@@ -22,6 +22,9 @@ final class CounterProvider: RequestProvider, Sendable {
     func calls(_ key: String) -> Int { state.withLock { $0.calls[key] ?? 0 } }
     func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
 
+    /// Answers held back by the gate now.
+    var held: Int { gate.withLock { $0?.count ?? 0 } }
+
     /// Holds every answer until ``open()``.
     func close() { gate.withLock { $0 = $0 ?? [] } }
     func open() {
