@@ -16,6 +16,11 @@ final class QueryEntry<Value: Sendable>: AnyQueryEntry {
 
     private struct Inner {
         var inFlight: Task<QueryState<Value>, Never>?
+        /// ``generation`` when ``inFlight`` started.
+        var inFlightGeneration = 0
+        /// How many times the value was invalidated: a request started before the last
+        /// invalidation may answer with what the invalidation replaced, so none joins it.
+        var generation = 0
         var fetchedAt: ContinuousClock.Instant?
         /// The live queries on this entry, with their poll intervals.
         var handles: [Int: Duration?] = [:]
@@ -68,12 +73,15 @@ final class QueryEntry<Value: Sendable>: AnyQueryEntry {
         await begin().value
     }
 
-    /// Starts a request unless one is in flight (the state turns `loading` before this
-    /// returns); returns the task that ends it.
+    /// Starts a request unless one started since the last invalidation is in flight (the state
+    /// turns `loading` before this returns); returns the task that ends it. A request that
+    /// an invalidation overtook shows its answer only if nothing newer runs, and never as
+    /// fresh.
     @discardableResult
     func begin() -> Task<QueryState<Value>, Never> {
         inner.withLock { inner -> Task<QueryState<Value>, Never> in
-            if let running = inner.inFlight { return running }
+            if let running = inner.inFlight, inner.inFlightGeneration == inner.generation { return running }
+            let generation = inner.generation
             broadcast.update { state in state = .loading(previous: state.value) }
             let task = Task { [self] in
                 let outcome: QueryState<Value>
@@ -82,21 +90,28 @@ final class QueryEntry<Value: Sendable>: AnyQueryEntry {
                 } catch {
                     outcome = .failure(error, previous: broadcast.state.value)
                 }
-                self.inner.withLock { inner in
-                    inner.inFlight = nil
+                let shown = self.inner.withLock { inner -> Bool in
+                    let newest = inner.inFlightGeneration == generation
+                    if newest { inner.inFlight = nil }
+                    guard inner.generation == generation else { return newest }
                     if case .success = outcome { inner.fetchedAt = .now }
+                    return true
                 }
-                broadcast.set(outcome)
+                if shown { broadcast.set(outcome) }
                 return outcome
             }
             inner.inFlight = task
+            inner.inFlightGeneration = generation
             return task
         }
     }
 
+    /// Marks the value out of date; the live queries on it ask again, never joining a request
+    /// that started before.
     func invalidate() async {
         let live = inner.withLock { inner in
             inner.fetchedAt = nil
+            inner.generation += 1
             return !inner.handles.isEmpty
         }
         if live { _ = await refetch() }

@@ -15,12 +15,27 @@ final class CounterProvider: RequestProvider, Sendable {
     let total: Int
     private let state = Mutex((count: 0, calls: [String: Int](), failing: false))
     private let gate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+    /// Holds `GET counter` answers after the count is read (an answer on its way while the
+    /// count changes).
+    private let readGate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
 
     init(total: Int = 7) { self.total = total }
 
     var count: Int { state.withLock { $0.count } }
     func calls(_ key: String) -> Int { state.withLock { $0.calls[key] ?? 0 } }
     func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+
+    /// Holds each `GET counter` answer, with the count it read, until ``releaseReads()``.
+    func holdReads() { readGate.withLock { $0 = $0 ?? [] } }
+    func releaseReads() {
+        let waiting = readGate.withLock { gate in
+            defer { gate = nil }
+            return gate ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+    /// `GET counter` answers held now.
+    var heldReads: Int { readGate.withLock { $0?.count ?? 0 } }
 
     /// Answers held back by the gate now.
     var held: Int { gate.withLock { $0?.count ?? 0 } }
@@ -49,6 +64,16 @@ final class CounterProvider: RequestProvider, Sendable {
             state.calls[key, default: 0] += 1
             if request.method == "POST" && request.path == "counter" { state.count += 1 }
             return (state.count, state.failing)
+        }
+        if request.method == "GET" && request.path == "counter" {
+            await withCheckedContinuation { continuation in
+                let ready = readGate.withLock { gate -> Bool in
+                    guard gate != nil else { return true }
+                    gate!.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
         }
         if failing { return .failure(ProviderFailure(code: "broken", message: "failing on purpose")) }
         switch request.path {

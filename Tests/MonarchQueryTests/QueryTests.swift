@@ -112,6 +112,28 @@ import Testing
         #expect(query.state == .success(Counter(value: 3)))
     }
 
+    @Test("a mutation never joins a refetch that read before it: the query ends with the value after it")
+    func mutationDoesNotJoinAStaleRefetch() async throws {
+        let provider = CounterProvider()
+        let queries = QueryClient(service: monarch(provider))
+        let query = queries.query(CounterRequest())
+        #expect(await query.refetch() == .success(Counter(value: 0)))
+        // A refetch reads 0, and is held on its way back.
+        provider.holdReads()
+        let early = Task { await query.refetch() }
+        while provider.heldReads < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        let increment = queries.mutation(IncrementRequest.self) { _ in [.key(QueryKey(path: "counter"))] }
+        let performing = Task { try await increment.perform(IncrementRequest()) }
+        // The mutation's invalidation asks again (reading 1) rather than joining the early one.
+        for _ in 0..<10_000 where provider.heldReads < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(provider.heldReads == 2, "the invalidation joined the refetch that read before the mutation")
+        provider.releaseReads()
+        #expect(try await performing.value == Counter(value: 1))
+        #expect(query.state == .success(Counter(value: 1)))
+        #expect(await early.value == .success(Counter(value: 0)), "the early refetch's own caller gets what it read")
+        #expect(query.state == .success(Counter(value: 1)), "and it does not overwrite the newer value")
+    }
+
     @Test("a query with a policy and a TTL sends them")
     func policy() async throws {
         final class Recorder: RequestProvider, Sendable {
