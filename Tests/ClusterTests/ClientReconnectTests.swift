@@ -14,13 +14,7 @@ struct ClientReconnectTests {
     @Test("The coordinator restarted mid-run: a GET in flight is retried, a POST fails as outcomeUnknown")
     func restart() async throws {
         try await withClientOriginCluster { cluster, _ in
-            // The client dials a link to the coordinator's socket, so that the test decides
-            // when the next coordinator becomes reachable: once every worker is back.
-            let link = cluster.folder.path + "/link.sock"
-            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
-            let client = try await within(20, "connecting") {
-                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
-            }
+            let client = try await linkedClient(cluster)
             defer { Task { await client.close() } }
             #expect(try await client.perform(Request(path: "docs/hello.txt")).status == 200)
 
@@ -30,9 +24,7 @@ struct ClientReconnectTests {
             try await eventually("both requests in flight") {
                 try await cluster.status().typed.requestsInFlight == 2
             }
-            cluster.up.signal(SIGKILL)
-            _ = try await cluster.up.waitForExit(timeout: 15)
-            unlink(link)
+            try await killCoordinator(cluster)
 
             let posted = try await within(30, "the POST's end") { await post.value }
             guard case .transport(let transport)? = posted.failure else {
@@ -42,35 +34,21 @@ struct ClientReconnectTests {
             #expect(transport.kind == .outcomeUnknown, "\(transport)")
             #expect("\(transport)".contains("may or may not have happened"))
 
-            // The next coordinator, on the same sockets; stopped (with its workers) before the
-            // folder goes, whatever happens.
-            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
-            do {
-                _ = try await next.waitForOutput(containing: "ready")
-                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            try await withNextCoordinator(cluster) {
                 let got = try await within(40, "the GET retried on the next coordinator") { await get.value }
                 #expect(got.success?.status == 200, "\(got)")
                 #expect(got.success.map { String(decoding: $0.body, as: UTF8.self) } == "finally")
                 // The same client goes on.
                 #expect(try await client.perform(Request(path: "docs/other.txt")).status == 200)
-            } catch {
-                next.signal(SIGKILL)
-                throw error
+                await client.close()
             }
-            await client.close()
-            next.signal(SIGTERM)
-            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
         }
     }
 
     @Test("The coordinator restarted: a client's watches are sent again by themselves, with an overflow for the gap, and changes keep coming")
     func watchesOutliveARestart() async throws {
         try await withClientOriginCluster { cluster, _ in
-            let link = cluster.folder.path + "/link.sock"
-            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
-            let watcher = try await within(20, "connecting") {
-                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
-            }
+            let watcher = try await linkedClient(cluster)
             defer { Task { await watcher.close() } }
             let watch = try await watcher.watch(.path("api/counter", domain: "api"))
             // Every iterator of a watch takes from the same changes.
@@ -79,13 +57,8 @@ struct ClientReconnectTests {
                 return await changes.next()
             }
 
-            cluster.up.signal(SIGKILL)
-            _ = try await cluster.up.waitForExit(timeout: 15)
-            unlink(link)
-            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
-            do {
-                _ = try await next.waitForOutput(containing: "ready")
-                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            try await killCoordinator(cluster)
+            try await withNextCoordinator(cluster) {
                 try await eventually("the watch restored on the next coordinator") {
                     try await cluster.status().counter("watches") == 1
                 }
@@ -96,39 +69,25 @@ struct ClientReconnectTests {
                 #expect(gap?.kind == .overflow && gap?.dropped == nil, "\(String(describing: gap))")
                 let stored = try await within(20, "the change after the restart") { await nextChange() }
                 #expect(stored == CacheChange(kind: .stored, key: "GET api api/counter"), "\(String(describing: stored))")
-            } catch {
-                next.signal(SIGKILL)
-                throw error
+                await watcher.close()
             }
-            await watcher.close()
-            next.signal(SIGTERM)
-            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
         }
     }
 
     @Test("A watch cancelled while the coordinator is away stops only itself: the others, restored, keep getting changes")
     func cancellingAWatchWhileAwayStopsOnlyIt() async throws {
         try await withClientOriginCluster { cluster, _ in
-            let link = cluster.folder.path + "/link.sock"
-            #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
-            let watcher = try await within(20, "connecting") {
-                try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
-            }
+            let watcher = try await linkedClient(cluster)
             defer { Task { await watcher.close() } }
             // Three watches of one key, under ids 1, 2 and 3 of this connection.
             var watches: [CacheWatch] = []
             for _ in 0..<3 { watches.append(try await watcher.watch(.path("api/counter", domain: "api"))) }
 
-            cluster.up.signal(SIGKILL)
-            _ = try await cluster.up.waitForExit(timeout: 15)
-            unlink(link)
+            try await killCoordinator(cluster)
             // Cancelled while away: on the next connection the others get ids from 1 again.
             let cancelled = watches[0]
             let cancelling = Task { await cancelled.cancel() }
-            let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
-            do {
-                _ = try await next.waitForOutput(containing: "ready")
-                #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+            try await withNextCoordinator(cluster) {
                 try await eventually("the two other watches restored on the next coordinator") {
                     try await cluster.status().counter("watches") == 2
                 }
@@ -148,13 +107,45 @@ struct ClientReconnectTests {
                     #expect(stored?.kind == .stored, "\(String(describing: stored))")
                 }
                 #expect(try await cluster.status().counter("watches") == 2, "no unwatch reached another watch")
-            } catch {
-                next.signal(SIGKILL)
-                throw error
+                await watcher.close()
             }
-            await watcher.close()
-            next.signal(SIGTERM)
-            #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
         }
+    }
+}
+
+extension ClientReconnectTests {
+    /// A client of `cluster` that dials a link to the coordinator's socket, so that the test
+    /// decides when the next coordinator becomes reachable (see ``killCoordinator(_:)`` and
+    /// ``withNextCoordinator(_:_:)``).
+    func linkedClient(_ cluster: TestCluster) async throws -> MonarchClient {
+        let link = cluster.folder.path + "/link.sock"
+        #expect(symlink(cluster.folder.path + "/c.sock", link) == 0)
+        return try await within(20, "connecting") {
+            try await MonarchClient.connect(to: .unix(path: link), options: MonarchClient.Options(maxReconnectDelay: .milliseconds(200)))
+        }
+    }
+
+    /// Kills `cluster`'s coordinator and removes the link its clients dial.
+    func killCoordinator(_ cluster: TestCluster) async throws {
+        cluster.up.signal(SIGKILL)
+        _ = try await cluster.up.waitForExit(timeout: 15)
+        unlink(cluster.folder.path + "/link.sock")
+    }
+
+    /// Starts the next coordinator on `cluster`'s sockets, makes the link again once it is
+    /// ready, runs `body`, then stops it (with its workers) before the folder goes, whatever
+    /// happens, and checks that it exited cleanly.
+    func withNextCoordinator(_ cluster: TestCluster, _ body: () async throws -> Void) async throws {
+        let next = try Spawned(Executables.monarch, ["up", "--config", cluster.configPath])
+        do {
+            _ = try await next.waitForOutput(containing: "ready")
+            #expect(symlink(cluster.folder.path + "/c.sock", cluster.folder.path + "/link.sock") == 0)
+            try await body()
+        } catch {
+            next.signal(SIGKILL)
+            throw error
+        }
+        next.signal(SIGTERM)
+        #expect(try await next.waitForExit(timeout: 60) == 0, "stderr:\n\(next.stderr.text)")
     }
 }

@@ -7,6 +7,38 @@ import Monarch
 import MonarchWire
 import Synchronization
 
+/// Holds whoever passes while closed, until opened.
+final class AnswerGate: Sendable {
+    private let waiting = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+
+    /// Holds whoever passes from now until ``open()``.
+    func close() { waiting.withLock { $0 = $0 ?? [] } }
+
+    /// Lets everyone held go, and whoever comes later pass.
+    func open() {
+        let held = waiting.withLock { waiting in
+            defer { waiting = nil }
+            return waiting ?? []
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    /// How many are held now.
+    var held: Int { waiting.withLock { $0?.count ?? 0 } }
+
+    /// Returns at once when open, else once opened.
+    func pass() async {
+        await withCheckedContinuation { continuation in
+            let through = waiting.withLock { waiting -> Bool in
+                guard waiting != nil else { return true }
+                waiting!.append(continuation)
+                return false
+            }
+            if through { continuation.resume() }
+        }
+    }
+}
+
 /// An in-process resource for the query tests: `GET counter` answers the current count (as
 /// JSON), `POST counter` adds one; `GET items?page=N` or `?offset=O&limit=L` answers a slice
 /// of 0..<total; every call is counted, and a gate may hold answers back.
@@ -14,10 +46,10 @@ final class CounterProvider: RequestProvider, Sendable {
     var name: String { "counter" }
     let total: Int
     private let state = Mutex((count: 0, calls: [String: Int](), failing: false))
-    private let gate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+    private let gate = AnswerGate()
     /// Holds `GET counter` answers after the count is read (an answer on its way while the
     /// count changes).
-    private let readGate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+    private let readGate = AnswerGate()
 
     init(total: Int = 7) { self.total = total }
 
@@ -26,55 +58,27 @@ final class CounterProvider: RequestProvider, Sendable {
     func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
 
     /// Holds each `GET counter` answer, with the count it read, until ``releaseReads()``.
-    func holdReads() { readGate.withLock { $0 = $0 ?? [] } }
-    func releaseReads() {
-        let waiting = readGate.withLock { gate in
-            defer { gate = nil }
-            return gate ?? []
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func holdReads() { readGate.close() }
+    func releaseReads() { readGate.open() }
     /// `GET counter` answers held now.
-    var heldReads: Int { readGate.withLock { $0?.count ?? 0 } }
+    var heldReads: Int { readGate.held }
 
     /// Answers held back by the gate now.
-    var held: Int { gate.withLock { $0?.count ?? 0 } }
+    var held: Int { gate.held }
 
     /// Holds every answer until ``open()``.
-    func close() { gate.withLock { $0 = $0 ?? [] } }
-    func open() {
-        let waiting = gate.withLock { gate in
-            defer { gate = nil }
-            return gate ?? []
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func close() { gate.close() }
+    func open() { gate.open() }
 
     func perform(_ request: Request) async -> ProviderOutcome {
-        await withCheckedContinuation { continuation in
-            let ready = gate.withLock { gate -> Bool in
-                guard gate != nil else { return true }
-                gate!.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+        await gate.pass()
         let key = "\(request.method) \(request.path)"
         let (count, failing) = state.withLock { state in
             state.calls[key, default: 0] += 1
             if request.method == "POST" && request.path == "counter" { state.count += 1 }
             return (state.count, state.failing)
         }
-        if request.method == "GET" && request.path == "counter" {
-            await withCheckedContinuation { continuation in
-                let ready = readGate.withLock { gate -> Bool in
-                    guard gate != nil else { return true }
-                    gate!.append(continuation)
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        }
+        if request.method == "GET" && request.path == "counter" { await readGate.pass() }
         if failing { return .failure(ProviderFailure(code: "broken", message: "failing on purpose")) }
         switch request.path {
         case "counter": return .response(Response(body: Data("{\"value\":\(count)}".utf8)))
