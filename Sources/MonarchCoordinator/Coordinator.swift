@@ -302,7 +302,13 @@ public final class Coordinator: Sendable {
     /// connection included (the shorter of its `deadlineMs` and its route's timeout); nil when
     /// it would be refused before its trip. Loop thread only.
     func deadline(of request: RequestMessage) -> Duration? {
-        try? RequestPlan(request, router: router, chains: chains, limits: limits, routes: routes).deadline
+        try? plan(request).deadline
+    }
+
+    /// `message` planned against this coordinator's routes, chains and limits (see
+    /// ``RequestPlan``). Loop thread only.
+    private func plan(_ message: RequestMessage) throws(ChainError) -> RequestPlan {
+        try RequestPlan(message, router: router, chains: chains, limits: limits, routes: routes)
     }
 
     /// Ends an exchange admitted by ``admitExchange()``.
@@ -331,7 +337,7 @@ public final class Coordinator: Sendable {
         guard !draining else { return refuse(ChainError(.shuttingDown, "the coordinator is shutting down")) }
         var plan: RequestPlan
         do {
-            plan = try RequestPlan(message, router: router, chains: chains, limits: limits, routes: routes)
+            plan = try self.plan(message)
         } catch {
             return refuse(error)
         }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MonarchLoop
 import MonarchWire
 
 /// Who a worker says it is when it dials in to the coordinator.
@@ -31,10 +32,7 @@ public struct WorkerIdentity: Sendable, Equatable {
     /// (`MONARCH_WORKER_KEY`), which proves the name it was started under, else the shared
     /// token (`MONARCH_TOKEN`), else none.
     public static var tokenFromEnvironment: String? {
-        for name in ["MONARCH_WORKER_KEY", "MONARCH_TOKEN"] {
-            if let value = getenv(name), value.pointee != 0 { return String(cString: value) }
-        }
-        return nil
+        ProcessSetup.environment("MONARCH_WORKER_KEY") ?? ProcessSetup.environment("MONARCH_TOKEN")
     }
 
     /// This machine's (or container's) host name.
