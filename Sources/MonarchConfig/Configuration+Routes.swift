@@ -2,7 +2,7 @@ import MonarchWire
 
 extension Configuration {
     /// The keys a route may have.
-    static let routeKeys = ["match", "where", "domain", "upstream", "ttl", "timeout", "policy"]
+    static let routeKeys = ["match", "where", "domain", "upstream", "ttl", "timeout", "policy", "public", "headers"]
 
     /// Parses `routes`: a list of routes, each naming one of `domains`.
     static func parseRoutes(_ node: ConfigNode, domains: [String]) throws(ConfigError) -> [Route] {
@@ -13,8 +13,8 @@ extension Configuration {
         return routes
     }
 
-    /// Parses one route: `match` and `domain` required; `where`, `upstream`, `ttl`, `timeout`
-    /// and `policy` optional.
+    /// Parses one route: `match` and `domain` required; `where`, `upstream`, `ttl`, `timeout`,
+    /// `policy`, `public` and `headers` optional.
     private static func parseRoute(_ node: ConfigNode, domains: [String]) throws(ConfigError) -> Route {
         let fields = try node.mapping(allowedKeys: routeKeys, expecting: "a route mapping with match and domain")
         let match = try fields.required("match", describing: "a path pattern such as users/:id")
@@ -50,6 +50,27 @@ extension Configuration {
             }
             route.policy = policy
         }
+        route.isPublic = try fields.optional("public")?.bool() ?? false
+        if let headersNode = fields.optional("headers") {
+            for item in try headersNode.sequence(expecting: "a list of request header names") {
+                let name = try item.nonEmptyString(expecting: "a request header name such as X-Tenant")
+                guard name.utf8.allSatisfy(isHeaderNameByte) else {
+                    throw item.error("\"\(name)\" is not a header name (an HTTP token)")
+                }
+                let lowered = name.lowercased()
+                if !route.headers.contains(lowered) { route.headers.append(lowered) }
+            }
+        }
         return route
+    }
+
+    /// Whether `byte` may be in a header name (a tchar of RFC 9110 §5.6.2).
+    private static func isHeaderNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 }

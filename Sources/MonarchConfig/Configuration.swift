@@ -59,12 +59,24 @@ public struct Configuration: Sendable, Equatable {
         public var timeout: Duration?
         /// The cache policy for matching requests that do not name their own.
         public var policy: CachePolicy?
+        /// `public:`: the route's resources are the same for every caller, so a request carrying
+        /// credentials (`Authorization`, `Cookie`, `X-Api-Key`) may be answered from the cache and
+        /// its answer kept for others; false (the default) sends such requests to the origin
+        /// alone, never cached.
+        public var isPublic: Bool
+        /// `headers:`: extra request headers (lowercase names, HTTP tokens) that matching reads
+        /// forward upstream and that key their cached answers, as if every answer's `Vary`
+        /// named them.
+        public var headers: [String]
 
         /// Creates a route as given.
         public init(
             match: String, constraints: [String: String] = [:], domain: String, upstream: String? = nil,
-            ttl: Duration? = nil, timeout: Duration? = nil, policy: CachePolicy? = nil
+            ttl: Duration? = nil, timeout: Duration? = nil, policy: CachePolicy? = nil, isPublic: Bool = false,
+            headers: [String] = []
         ) {
+            self.isPublic = isPublic
+            self.headers = headers
             self.match = match
             self.constraints = constraints
             self.domain = domain
