@@ -83,6 +83,11 @@ extension Configuration {
         public var restarts = 10
         /// `restartWindow`: the window ``restarts`` are counted in.
         public var restartWindow: Duration = .seconds(60)
+        /// `workerStarts`: local workers a `scale` has started that have not registered yet, at
+        /// once across pools; a larger scale starts the rest as these register. Never more than
+        /// half of ``handshakes`` take part (the rest stays for other connections), nor more than
+        /// ``workers`` leaves room for.
+        public var workerStarts = 8
 
         /// The standard limits.
         public init() {}
@@ -94,6 +99,7 @@ extension Configuration {
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
         "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "tagsPerEntry", "tagBytes",
         "watchesPerClient", "watchEvents", "sharedChanges", "routeCache", "heartbeat", "restarts", "restartWindow",
+        "workerStarts",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -160,6 +166,7 @@ extension Configuration {
         try duration("heartbeat", &limits.heartbeat)
         try count("restarts", &limits.restarts)
         try duration("restartWindow", &limits.restartWindow)
+        try count("workerStarts", &limits.workerStarts)
         return limits
     }
 }
