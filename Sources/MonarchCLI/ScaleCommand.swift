@@ -10,10 +10,14 @@ struct ScaleCommand: AsyncParsableCommand {
         discussion: """
             Growing returns once the new workers have registered; shrinking drains the workers \
             that go (they take no new requests and finish what they have) and returns once they \
-            have exited. Workers that dialled in from elsewhere (containers, other hosts) are not \
-            the coordinator's to start or stop: they are counted apart. Scaling a failed pool \
-            starts it afresh. Exits 1 when a pool could not be scaled, 2 when the coordinator \
-            cannot be reached.
+            have exited. Workers start a few at a time (limits.workerStarts), and a pool never \
+            has fewer workers serving than the smaller of its old and new sizes while it changes. \
+            A later scale of the same pool (from anywhere) replaces this one's size: this one then \
+            returns when the pool reaches the later size, and says so ("asked for N; a later \
+            scale replaced it"). Workers that dialled in from elsewhere (containers, other hosts) \
+            are not the coordinator's to start or stop: they are counted apart. Scaling a failed \
+            pool starts it afresh. Exits 1 when a pool could not be scaled, 2 when the \
+            coordinator cannot be reached.
             """
     )
 
@@ -66,9 +70,12 @@ struct ScaleCommand: AsyncParsableCommand {
         if failed { throw ExitCode.failure }
     }
 
-    /// One line saying what a scale did.
+    /// One line saying what a scale did, and where a later scale replaced its size.
     static func describe(_ report: ScaleReport) -> String {
         var line = "\(report.kind): \(report.previous) → \(report.count)"
+        if report.superseded == true {
+            line += " (asked for \(report.requested.map(String.init) ?? "another size"); a later scale replaced it)"
+        }
         if !report.started.isEmpty { line += "; started \(report.started.joined(separator: ", "))" }
         if !report.stopped.isEmpty { line += "; drained and stopped \(report.stopped.joined(separator: ", "))" }
         if report.remote > 0 {

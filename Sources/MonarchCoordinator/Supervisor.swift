@@ -13,7 +13,9 @@ import Synchronization
 /// start fails (no descriptors, no memory, a missing executable): a failed start is never the
 /// end of a worker. A pool restarted more often than the policy allows is failed: it is left
 /// alone, said so in the log and in `status`, until it is scaled again. Pools grow and shrink
-/// with ``scale(_:to:)``; a worker chosen to go is stopped by the caller once it has drained.
+/// as the coordinator's scale run (``ScaleRun``) says: ``setDesired(_:to:)`` records the size
+/// wanted, ``grow(_:by:)`` starts workers toward it a few at a time, ``leave(_:)`` chooses
+/// workers to go, which the run stops once they have drained.
 /// Workers keep their names (`bundle-2` stays `bundle-2` across restarts, and a cache worker
 /// its file). Workers run in sessions of their own, so a terminal's Ctrl-C reaches only
 /// `monarch up`, which drains before it stops them.
@@ -37,6 +39,9 @@ actor Supervisor {
         var leaving = false
         /// The SIGKILL scheduled after a stop's grace.
         var killTimer: LoopTimer?
+        /// Whether it was told to stop (leaving, and SIGTERM sent or its slot removed): it can no
+        /// longer be kept.
+        var stopRequested = false
         init(launch: WorkerLaunch) { self.launch = launch }
 
         var name: String { launch.name }
@@ -55,6 +60,8 @@ actor Supervisor {
         var restartTimes: [ContinuousClock.Instant] = []
         /// Why the pool was given up on, once it was.
         var failure: String?
+        /// The scale callers waiting for the pool to reach ``desired``, while a run is under way.
+        var run: ScaleRun?
 
         init(kind: String, settings: Configuration.WorkerPool?) {
             self.kind = kind
@@ -67,6 +74,8 @@ actor Supervisor {
     struct SlotState: Sendable {
         /// Its name (`bundle-2`).
         var name: String
+        /// Its place in its pool, from 1.
+        var ordinal: Int
         /// The process running it, if one does.
         var pid: Int32?
         /// Starts after the first.
@@ -75,6 +84,8 @@ actor Supervisor {
         var startedAt: ContinuousClock.Instant
         /// Chosen to go (scale-down).
         var leaving: Bool
+        /// Told to stop: leaving for good.
+        var stopRequested: Bool
     }
 
     /// A pool of local workers as it is now.
@@ -87,16 +98,6 @@ actor Supervisor {
         var failure: String?
         /// Its workers, in ordinal order (leaving ones until they exit).
         var slots: [SlotState]
-    }
-
-    /// What a scale changed.
-    struct ScaleChange: Sendable {
-        /// Workers wanted before.
-        var previous: Int
-        /// Names started.
-        var started: [String]
-        /// Names chosen to go: the caller drains them, then calls ``stop(_:)``.
-        var leaving: [String]
     }
 
     /// The loop whose thread the supervisor lives on.
@@ -182,6 +183,11 @@ actor Supervisor {
         names.filter { slot(named: $0) != nil }
     }
 
+    /// Every pool the configuration has, as it is now, in configuration order.
+    var poolStates: [(kind: String, state: PoolState)] {
+        kinds.compactMap { kind in poolState(kind).map { (kind, $0) } }
+    }
+
     /// The pool of `kind`, as it is now, if the configuration has one.
     func poolState(_ kind: String) -> PoolState? {
         pools[kind].map { pool in
@@ -193,7 +199,8 @@ actor Supervisor {
 
     private static func state(of slot: Slot) -> SlotState {
         SlotState(
-            name: slot.name, pid: slot.process?.pid, restarts: slot.restarts, startedAt: slot.startedAt, leaving: slot.leaving)
+            name: slot.name, ordinal: slot.launch.ordinal, pid: slot.process?.pid, restarts: slot.restarts,
+            startedAt: slot.startedAt, leaving: slot.leaving, stopRequested: slot.stopRequested)
     }
 
     /// Calls `observer` with the name of every worker that exits from now on, until
@@ -227,17 +234,24 @@ actor Supervisor {
 
     // MARK: Scaling
 
-    /// Makes `count` workers of `kind` run: starts the missing ones (lowest free ordinals, so
-    /// names and files come back), or chooses the highest to go. Scaling a failed pool clears
-    /// its failure and starts what is missing.
-    ///
-    /// - Throws: ``ClusterError`` when the configuration has no settings for `kind` (its
-    ///   workers only dial in), or a worker cannot be started (those started before stay).
-    func scale(_ kind: String, to count: Int) throws(ClusterError) -> ScaleChange {
+    /// The pool of `kind` the configuration launches, or why there is none to scale.
+    private func launchedPool(_ kind: String) throws(ClusterError) -> (Pool, Configuration.WorkerPool) {
         guard let pool = pools[kind], let settings = pool.settings else {
             throw ClusterError(
                 "the configuration launches no \(kind) workers (workers.\(kind) is missing), so there are none to scale here")
         }
+        return (pool, settings)
+    }
+
+    /// Makes `count` the number of `kind` workers wanted, replacing any earlier wish, and
+    /// returns the number wanted before. Scaling a failed pool clears its failure: its restarts
+    /// start afresh. Nothing starts or stops here: the scale run does that (``grow(_:by:)``,
+    /// ``leave(_:)``, ``stop(_:grace:)``).
+    ///
+    /// - Throws: ``ClusterError`` when the configuration has no settings for `kind` (its
+    ///   workers only dial in).
+    func setDesired(_ kind: String, to count: Int) throws(ClusterError) -> Int {
+        let (pool, _) = try launchedPool(kind)
         let previous = pool.desired
         pool.desired = count
         if pool.failure != nil {
@@ -246,39 +260,69 @@ actor Supervisor {
             pool.restartTimes.removeAll()
             for slot in pool.slots { slot.consecutiveExits = 0 }
         }
-        var change = ScaleChange(previous: previous, started: [], leaving: [])
-        let staying = pool.slots.filter { !$0.leaving }
-        if staying.count > count {
-            for slot in staying.sorted(by: { $0.launch.ordinal > $1.launch.ordinal }).prefix(staying.count - count) {
-                slot.leaving = true
-                slot.restartTimer?.close()
-                slot.restartTimer = nil
-                change.leaving.append(slot.name)
-            }
-        }
-        // Restarting ones whose pool had failed, or that are waiting, start now.
-        for slot in pool.slots where !slot.leaving && slot.process == nil && slot.restartTimer == nil {
+        return previous
+    }
+
+    /// The scale run under way for `kind`, if any.
+    func run(of kind: String) -> ScaleRun? { pools[kind]?.run }
+
+    /// Records `run` as the one under way for `kind` (nil: none).
+    func setRun(_ run: ScaleRun?, of kind: String) { pools[kind]?.run = run }
+
+    /// Starts up to `limit` workers of `kind` toward its desired size, and returns their
+    /// names: first the pool's workers that are neither running nor waiting to restart (its
+    /// pool had failed), then new ones at the lowest free ordinals, so names and files come back.
+    ///
+    /// - Throws: ``ClusterError`` when a worker cannot be started (those started before stay).
+    func grow(_ kind: String, by limit: Int) throws(ClusterError) -> [String] {
+        let (pool, settings) = try launchedPool(kind)
+        var started: [String] = []
+        for slot in pool.slots where started.count < limit && !slot.leaving && slot.process == nil && slot.restartTimer == nil {
             try launch(slot)
-            change.started.append(slot.name)
+            started.append(slot.name)
         }
         var ordinals = Set(pool.slots.map(\.launch.ordinal))
         var ordinal = 1
-        while pool.slots.filter({ !$0.leaving }).count < count {
+        while started.count < limit && pool.slots.filter({ !$0.leaving }).count < pool.desired {
             while ordinals.contains(ordinal) { ordinal += 1 }
             ordinals.insert(ordinal)
             let slot = Slot(launch: makeLaunch(settings, ordinal))
             pool.slots.append(slot)
             pool.slots.sort { $0.launch.ordinal < $1.launch.ordinal }
             try launch(slot)
-            change.started.append(slot.name)
+            started.append(slot.name)
         }
-        return change
+        return started
     }
 
-    /// Stops `name`, chosen to go by ``scale(_:to:)``: SIGTERM (it finishes what it has, then
-    /// exits), SIGKILL after `grace`. Its slot is removed when it has exited.
+    /// Chooses the workers `names` to go: their exits are expected, not restarted; the run
+    /// drains them, then calls ``stop(_:grace:)``.
+    func leave(_ names: [String]) {
+        for name in names {
+            guard let slot = slot(named: name) else { continue }
+            slot.leaving = true
+            slot.restartTimer?.close()
+            slot.restartTimer = nil
+        }
+    }
+
+    /// Keeps the workers `names`, chosen to go but not yet told to stop, and returns those kept.
+    func keep(_ names: [String]) -> [String] {
+        names.filter { name in
+            guard let slot = slot(named: name), slot.leaving, !slot.stopRequested else { return false }
+            slot.leaving = false
+            return true
+        }
+    }
+
+    /// Whether `name` is a local worker chosen to go.
+    func isLeaving(_ name: String) -> Bool { slot(named: name)?.leaving ?? false }
+
+    /// Stops `name`, chosen to go by ``leave(_:)``: SIGTERM (it finishes what it has, then
+    /// exits), SIGKILL after `grace`. Its slot is removed when it has exited. Once only.
     func stop(_ name: String, grace: Duration = .seconds(10)) {
-        guard let slot = slot(named: name), slot.leaving else { return }
+        guard let slot = slot(named: name), slot.leaving, !slot.stopRequested else { return }
+        slot.stopRequested = true
         guard let process = slot.process else { return remove(slot) }
         process.signal(SIGTERM)
         guard let timer = try? LoopTimer(on: loop) else { return }

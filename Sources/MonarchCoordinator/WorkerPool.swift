@@ -69,6 +69,8 @@ final class WorkerPool: RequestProvider, Sendable {
         var nextTicket = 0
         var queued = 0
         var knownShards: Set<String> = []
+        /// Says whether a worker, by id, was chosen to go before it registered.
+        var drainsOnArrival: ((String) -> Bool)?
     }
 
     /// The workers' kind, which is also the provider's name.
@@ -103,8 +105,11 @@ final class WorkerPool: RequestProvider, Sendable {
     /// The queues of waiting requests kept (one per lane and upstream host that has any).
     var waitingQueueCount: Int { state.value.lanes.count }
 
-    /// Adds a registered worker; it leaves the pool when its connection ends. Loop thread only.
+    /// Adds a registered worker; it leaves the pool when its connection ends. A worker that
+    /// ``setDrainsOnArrival(_:)``'s test names arrives draining: it never takes a request.
+    /// Loop thread only.
     func add(_ worker: WorkerSession) {
+        if state.value.drainsOnArrival?(worker.id) == true { worker.isDraining = true }
         state.value.workers.append(worker)
         state.value.knownShards.insert(worker.shardName)
         worker.onSlotFreed = { [unowned self] worker in grantSlots(of: worker) }
@@ -117,6 +122,20 @@ final class WorkerPool: RequestProvider, Sendable {
     func remove(_ worker: WorkerSession) {
         state.value.workers.removeAll { $0 === worker }
         takeOutOfRotation(worker)
+    }
+
+    /// Has ``add(_:)`` ask `test`, by id, whether a registering worker was chosen to go (a
+    /// scale chose it while it was starting): such a worker arrives draining. Loop thread only.
+    func setDrainsOnArrival(_ test: @escaping (String) -> Bool) {
+        state.value.drainsOnArrival = test
+    }
+
+    /// Sends requests to `worker` again, a draining worker kept after all (a later scale wants
+    /// it), and hands it the requests waiting in its lane. Loop thread only.
+    func returnToRotation(_ worker: WorkerSession) {
+        guard worker.isDraining, worker.lostReason == nil else { return }
+        worker.isDraining = false
+        grantSlots(of: worker)
     }
 
     /// Sends no more requests to `worker` (it is draining, unresponsive or gone): requests

@@ -18,6 +18,12 @@ public struct ScaleReport: Codable, Sendable, Equatable {
     public var stopped: [String]
     /// Workers of the kind that dialled in from elsewhere: not the coordinator's to start or stop.
     public var remote: Int
+    /// What this caller asked for, when a later scale replaced it before the pool got there
+    /// (then ``count`` is the size the pool reached, the later one); nil otherwise.
+    public var requested: Int?
+    /// True when a later scale replaced what this caller asked for before the pool got there:
+    /// the pool went on to the later size, which ``count`` reports. Nil otherwise.
+    public var superseded: Bool?
 
     /// Creates a report.
     public init(kind: String, count: Int, previous: Int, started: [String] = [], stopped: [String] = [], remote: Int = 0) {

@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Monarch
+import MonarchClient
+import MonarchWire
+import Synchronization
+import Testing
+import TestOrigins
+
+/// Many scales at once, and scales larger than admission takes in one go (issue 26, finding 6).
+@Suite("Scale storms")
+struct ScaleStormTests {
+    static let hello = ClusterOptions.files["docs/hello.txt"]!
+
+    /// The fewest bundle workers serving seen by a poll of `status`, until stopped.
+    final class LiveFloor: Sendable {
+        private let lowest = Mutex<Int?>(nil)
+        private let running = Atomic<Bool>(true)
+        private let task = Mutex<Task<Void, Never>?>(nil)
+
+        init(_ cluster: TestCluster) {
+            task.withLock {
+                $0 = Task { [self] in
+                    while running.load(ordering: .relaxed) {
+                        if let status = try? await cluster.status(),
+                            let live = status.typed.pools.first(where: { $0.kind == "bundle" })?.live
+                        {
+                            lowest.withLock { $0 = min($0 ?? live, live) }
+                        }
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+            }
+        }
+
+        /// Stops polling; the fewest seen.
+        func stop() async -> Int? {
+            running.store(false, ordering: .relaxed)
+            await task.withLock { $0 }?.value
+            return lowest.withLock { $0 }
+        }
+    }
+
+    /// Sends every scale of `targets` on one connection without waiting, then reads their answers.
+    static func scaleAtOnce(_ cluster: TestCluster, _ targets: [Int]) async throws -> [Int: WireMessage] {
+        try await offPool {
+            let socket = try RawSocket(path: cluster.folder.path + "/c.sock", receiveTimeoutSeconds: 120)
+            socket.send(.hello(Hello(role: .client, token: cluster.token)))
+            guard case .welcome? = try socket.nextMessage() else { throw SpawnError("no welcome") }
+            for (index, count) in targets.enumerated() {
+                socket.send(.scale(ScaleMessage(id: MessageID(index + 1), kind: "bundle", count: count)))
+            }
+            var answers: [Int: WireMessage] = [:]
+            while answers.count < targets.count {
+                guard let message = try socket.nextMessage() else { throw SpawnError("the coordinator closed the connection") }
+                switch message {
+                case .result(let result): answers[Int(result.id)] = message
+                case .failure(let failure): answers[Int(failure.id)] = message
+                default: continue
+                }
+            }
+            return answers
+        }
+    }
+
+    @Test("Twenty scales at once on one connection: each is answered with a report, the pool ends at the last target, and no request lacks a worker")
+    func twentyScalesAtOnce() async throws {
+        try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "20ms")) { cluster in
+            let load = try await SteadyLoad(cluster, clients: 6, expected: Self.hello)
+            let floor = LiveFloor(cluster)
+            try await eventually("answers before the storm") { load.answered > 10 }
+            let targets = [1, 5, 2, 4, 1, 3, 5, 1, 2, 5, 4, 1, 3, 2, 5, 1, 4, 2, 5, 3]
+            let answers = try await Self.scaleAtOnce(cluster, targets)
+            for (id, answer) in answers.sorted(by: { $0.key < $1.key }) {
+                guard case .result(let result) = answer else {
+                    Issue.record("scale #\(id) (to \(targets[id - 1])) was answered \(answer)")
+                    continue
+                }
+                let report = try result.report(as: ScaleReport.self)
+                #expect(report.kind == "bundle")
+                if id == targets.count { #expect(report.count == 3, "the last scale reports its own target") }
+            }
+            let status = try await cluster.status()
+            #expect(status.bundleWorkers.count == 3, "\(status.bundleWorkers.map(\.id))")
+            let pool = status.typed.pools.first { $0.kind == "bundle" }
+            #expect(pool?.desired == 3 && pool?.state == .ok, "\(String(describing: pool))")
+            #expect(status.typed.workers.filter { $0.kind == "bundle" }.count == 3, "no worker left starting or draining")
+            try await eventually("answers after the storm") { load.answered > 20 }
+            await load.stop()
+            let lowest = await floor.stop()
+            let errors = load.errors
+            #expect(errors.count == 0, "\(errors.prefix(5))")
+            #expect((lowest ?? 0) >= 1, "every target was at least 1, yet \(lowest ?? 0) bundle workers served at one point")
+        }
+    }
+
+    @Test("A scale far past the handshake limit starts its workers in batches: every one registers, the pool does not fail, and it scales back down")
+    func largeScaleInBatches() async throws {
+        var options = ClusterOptions()
+        options.custom = """
+            domains:
+              static: [bundle]
+            routes:
+              - match: "docs/..."
+                domain: static
+            workers:
+              bundle: {count: 1, root: $FOLDER/Bundle}
+            limits:
+              handshakes: 6
+              workers: 64
+
+            """
+        try await TestCluster.with(options) { cluster in
+            let client = try await cluster.connect()
+            let up = try await within(240, "scale bundle=24") { try await client.scale("bundle", to: 24) }
+            #expect(up.count == 24 && up.started.count == 23, "\(up)")
+            let status = try await cluster.status()
+            #expect(status.bundleWorkers.count == 24)
+            let pool = status.typed.pools.first { $0.kind == "bundle" }
+            #expect(pool?.state == .ok && pool?.live == 24, "\(String(describing: pool))")
+            #expect(!cluster.up.stderr.text.contains("limits.handshakes"), "no worker was turned away at the handshake limit")
+            #expect(try await perform(client, Request(path: "docs/hello.txt")).success?.status == 200)
+            let down = try await within(120, "scale bundle=1") { try await client.scale("bundle", to: 1) }
+            #expect(down.stopped.count == 23, "\(down)")
+            #expect(try await cluster.status().bundleWorkers.map(\.id) == ["bundle-1"])
+            await client.close()
+        }
+    }
+}
