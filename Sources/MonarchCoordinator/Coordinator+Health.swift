@@ -1,32 +1,61 @@
 import Logging
+import MonarchLoop
 import MonarchWire
 
 // Heartbeats: every worker is pinged each `limits.heartbeat`; one that has sent nothing for
-// two beats is taken out of rotation at once.
+// two beats — time the coordinator could have heard it in — is taken out of rotation.
 extension Coordinator {
-    /// Pings every worker, and takes out of rotation each one silent for two beats: its
-    /// requests go to a sibling (idempotent ones; a POST fails with `workerLost`), and a local
-    /// one is killed so its supervisor starts it again; a remote one is disconnected.
+    /// Pings every worker. On a beat that comes on time, the workers silent for two beats
+    /// become suspects, judged again once the loop has read what waits in their sockets;
+    /// a late beat (the coordinator's own loop was held up) judges nobody (see
+    /// ``HeartbeatJudge``).
     func checkHeartbeats(now: ContinuousClock.Instant = .now) {
-        let interval = limits.heartbeat
-        // Two beats, and a little more, so a pong on its way at the second beat still counts.
-        let allowed = interval * 2 + .milliseconds(min(interval.wholeMilliseconds / 2, 500))
+        let beat = heartbeatJudge.beat(at: now)
+        var suspects: [WorkerSession] = []
         for pool in pools.values {
             for worker in pool.workers where worker.lostReason == nil {
-                let silence = now - worker.lastHeard
-                guard silence > allowed else {
+                if beat == .onTime, heartbeatJudge.suspects(lastHeard: worker.lastHeard, now: now) {
+                    suspects.append(worker)
+                } else {
                     worker.ping()
-                    continue
                 }
-                worker.declareUnresponsive(
-                    "worker \(worker.id) is unresponsive: nothing heard for \(silence.wholeMilliseconds) ms "
-                        + "(heartbeat \(interval.wholeMilliseconds) ms)")
-                unresponsiveWorkers += 1
-                pool.takeOutOfRotation(worker)
-                // A local worker is killed (and restarted); a remote one is let go.
-                if supervisor?.assumeIsolated({ $0.kill(worker.id) }) != true {
-                    worker.connection.close()
-                }
+            }
+        }
+        if case .late(let overdue) = beat {
+            peerLog.log(
+                .warning,
+                "the heartbeat ran \(overdue.wholeMilliseconds) ms late (the coordinator was busy); no worker is judged on it",
+                to: logger)
+        }
+        guard !suspects.isEmpty else { return }
+        // Judged again a pass of the loop later: the frames waiting in their sockets are read
+        // first, and any of them clears its worker.
+        let confirmation = try? LoopTimer(on: loop)
+        guard let confirmation else { return judge(suspects, now: now) }
+        confirmation.start(afterMs: 1) { [unowned self] in
+            confirmation.close()
+            judge(suspects, now: .now)
+        }
+    }
+
+    /// Takes each of `suspects` still silent at `now` out of rotation: its requests go to a
+    /// sibling (idempotent ones; a POST fails with `workerLost`), and a local one is killed so
+    /// its supervisor starts it again; a remote one is disconnected.
+    private func judge(_ suspects: [WorkerSession], now: ContinuousClock.Instant) {
+        for worker in suspects where worker.lostReason == nil {
+            guard heartbeatJudge.suspects(lastHeard: worker.lastHeard, now: now) else {
+                worker.ping()
+                continue
+            }
+            let silence = now - worker.lastHeard
+            worker.declareUnresponsive(
+                "worker \(worker.id) is unresponsive: nothing heard for \(silence.wholeMilliseconds) ms "
+                    + "(heartbeat \(limits.heartbeat.wholeMilliseconds) ms)")
+            unresponsiveWorkers += 1
+            pools[worker.kind]?.takeOutOfRotation(worker)
+            // A local worker is killed (and restarted); a remote one is let go.
+            if supervisor?.assumeIsolated({ $0.kill(worker.id) }) != true {
+                worker.connection.close()
             }
         }
     }

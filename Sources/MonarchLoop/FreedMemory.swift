@@ -48,7 +48,13 @@ public enum FreedMemory {
 
         /// Whether a check seeing `figures` should give memory back.
         public func shouldReturn(_ figures: HeapFigures) -> Bool {
-            figures.free > threshold && figures.resident > residentAfterReturn + threshold
+            figures.free > threshold && mayBeWorthReturning(resident: figures.resident)
+        }
+
+        /// Whether a process with `resident` bytes resident has grown enough since memory was
+        /// last given back for the heap's free bytes to be worth counting.
+        public func mayBeWorthReturning(resident: Int) -> Bool {
+            resident > residentAfterReturn + threshold
         }
 
         /// Records the resident set just after memory was given back.
@@ -117,7 +123,11 @@ public enum FreedMemory {
             var policy = self.policy
             while true {
                 Self.sleep(interval)
-                let before = HeapFigures.current
+                // The resident set first, from /proc without any lock: the allocator's own
+                // figures (mallinfo2) walk every arena under its lock, which the loop threads
+                // would wait for, so they are read only once the process has grown.
+                guard let resident = FreedMemory.residentBytes(), policy.mayBeWorthReturning(resident: resident) else { continue }
+                let before = HeapFigures(free: Int(mallinfo2().fordblks), resident: resident)
                 guard policy.shouldReturn(before) else { continue }
                 let start = ContinuousClock.now
                 FreedMemory.returnNow()

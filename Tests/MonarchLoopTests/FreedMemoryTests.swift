@@ -14,6 +14,10 @@ import Testing
         // What was given back still counts as free: no second walk until the process grows.
         #expect(!policy.shouldReturn(.init(free: 200 << 20, resident: 310 << 20)))
         #expect(policy.shouldReturn(.init(free: 200 << 20, resident: 340 << 20)))
+        // The resident set alone decides whether the heap's figures are read at all (reading
+        // them takes the allocator's locks).
+        #expect(!policy.mayBeWorthReturning(resident: 310 << 20))
+        #expect(policy.mayBeWorthReturning(resident: 340 << 20))
     }
 
     @Test("Large blocks freed between live ones stay resident until memory is given back")
