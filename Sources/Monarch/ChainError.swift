@@ -50,11 +50,13 @@ public struct ChainError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let shuttingDown: Code = "shuttingDown"
         /// No worker could do it: none connected, or one that was to start did not.
         public static let unavailable: Code = "unavailable"
+        /// The sender's role does not allow it (an admin command from a client).
+        public static let forbidden: Code = "forbidden"
 
         /// The codes this library names.
         public static let known: [Code] = [
             .exhausted, .noProviders, .noRoute, .invalidPath, .unknownDomain, .invalidRequest, .requestTooLarge,
-            .responseTooLarge, .overloaded, .deadlineExceeded, .cancelled, .shuttingDown, .unavailable,
+            .responseTooLarge, .overloaded, .deadlineExceeded, .cancelled, .shuttingDown, .unavailable, .forbidden,
         ]
     }
 

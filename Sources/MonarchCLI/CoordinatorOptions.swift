@@ -29,12 +29,13 @@ struct CoordinatorOptions: ParsableArguments {
         }
     }
 
-    /// The token to present: `MONARCH_TOKEN`, else the `auth.token` of the configuration file
-    /// (`--config` or `./monarch.yml`, when it loads); nil when neither gives one.
+    /// The secret to present: `MONARCH_TOKEN`, else the configuration file's (`--config` or
+    /// `./monarch.yml`, when it loads) `auth.adminToken` — whoever reads the file is its
+    /// admin — else its `auth.token`; nil when none gives one.
     func token() -> String? {
         if let fromEnvironment = ProcessSetup.environment("MONARCH_TOKEN") { return fromEnvironment }
-        guard config.source.file != nil else { return nil }
-        return try? config.loadConfiguration().token
+        guard config.source.file != nil, let configuration = try? config.loadConfiguration() else { return nil }
+        return configuration.adminToken ?? configuration.token
     }
 
     /// Where the address comes from, for messages: `--address`, `MONARCH_ADDRESS`, or the

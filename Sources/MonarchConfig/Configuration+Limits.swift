@@ -16,9 +16,24 @@ extension Configuration {
         /// `handshakes`: connections accepted that have not sent their hello yet; more are
         /// closed at once.
         public var handshakes = 128
+        /// `handshakesPerPeer`: of the ``handshakes`` at one kind of door (client Unix sockets,
+        /// client TCP listeners, the worker listener: each has ``handshakes`` of its own), those
+        /// one peer address may hold; a peer past its share, or a full door, makes room by
+        /// closing the longest-waiting handshake of the peer holding the most.
+        public var handshakesPerPeer = 32
         /// `clients`: client connections at once (handshakes on client listeners included);
         /// more are closed at once, so descriptors stay for workers.
         public var clients = 1024
+        /// `clientsPerPeer`: client connections one TCP peer address may hold at once
+        /// (handshakes included); more from it are closed at once.
+        public var clientsPerPeer = 512
+        /// `adminClients`: connections kept beyond ``clients`` for admins: a connection let in
+        /// past ``clients`` stays only if its hello proves it an admin.
+        public var adminClients = 16
+        /// `invalidationsPerSecond`: invalidations one client connection may make per second
+        /// (as many at once after a quiet second); more are answered `overloaded`. Admins are
+        /// not held to it.
+        public var invalidationsPerSecond = 100
         /// `workers`: worker connections at once; more are closed at once.
         public var workers = 256
         /// `idleTimeout`: a client connection with no request in flight and no watch that sends
@@ -67,6 +82,15 @@ extension Configuration {
         /// `watchEvents`: `changed` events queued for one watcher while its client does not
         /// read; past this they are dropped and the watcher gets one `overflow` event.
         public var watchEvents = 256
+        /// `watchQueue`: how far one watcher may fall behind, in bytes of `changed` events: those
+        /// waiting for it (queued, or written and not taken by its connection) plus those it
+        /// missed since it last caught up. Past this its connection is closed (as Redis closes a
+        /// pub/sub client past its output buffer limit). At least 64 KiB.
+        public var watchQueueBytes = 1 << 20
+        /// `watchQueueTotal`: bytes of `changed` events waiting for all watchers together (and
+        /// waiting to be fanned out to them); past this new events are dropped and counted, and
+        /// each watch concerned gets an `overflow`. At least ``watchQueueBytes``.
+        public var watchQueueTotalBytes = 64 << 20
         /// `sharedChanges`: ids of changes other coordinators made to a shared cache store
         /// (Redis) remembered, so that the copies every cache worker forwards reach watchers
         /// once.
@@ -95,16 +119,20 @@ extension Configuration {
 
     /// The keys of `limits:`, in the order errors list them.
     static let limitKeys = [
-        "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "clients", "workers", "idleTimeout",
+        "timeout", "maxFrame", "helloFrame", "helloTimeout", "handshakes", "handshakesPerPeer", "clients",
+        "clientsPerPeer", "adminClients", "workers", "idleTimeout",
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
-        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidateBytes", "tagsPerEntry", "tagBytes",
-        "watchesPerClient", "watchEvents", "sharedChanges", "routeCache", "heartbeat", "restarts", "restartWindow",
+        "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidationsPerSecond",
+        "invalidateBytes", "tagsPerEntry", "tagBytes",
+        "watchesPerClient", "watchEvents", "watchQueue", "watchQueueTotal", "sharedChanges", "routeCache", "heartbeat",
+        "restarts", "restartWindow",
         "workerStarts",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
     /// sizes (`maxFrame` from 1 to ``maxFrameBytesLimit``; `helloFrame` at least 1 KiB and at
-    /// most `maxFrame`; `clientQueue` at least `maxFrame`; the other sizes at least 1) and
+    /// most `maxFrame`; `clientQueue` at least `maxFrame`; `watchQueue` at least 64 KiB and
+    /// `watchQueueTotal` at least `watchQueue`; the other sizes at least 1) and
     /// counts of at least 1 (`routeCache` at least 0); each absent one keeps its standard value
     /// (see ``Limits``).
     static func parseLimits(_ node: ConfigNode) throws(ConfigError) -> Limits {
@@ -139,7 +167,10 @@ extension Configuration {
         }
         try duration("helloTimeout", &limits.helloTimeout)
         try count("handshakes", &limits.handshakes)
+        try count("handshakesPerPeer", &limits.handshakesPerPeer)
         try count("clients", &limits.clients)
+        try count("clientsPerPeer", &limits.clientsPerPeer)
+        try count("adminClients", &limits.adminClients)
         try count("workers", &limits.workers)
         try duration("idleTimeout", &limits.idleTimeout)
         try count("inFlightPerClient", &limits.inFlightPerClient)
@@ -156,11 +187,17 @@ extension Configuration {
         try size("queryBytes", &limits.queryBytes)
         try count("backgroundTasks", &limits.backgroundTasks)
         try count("invalidations", &limits.invalidations)
+        try count("invalidationsPerSecond", &limits.invalidationsPerSecond)
         try size("invalidateBytes", &limits.invalidateBytes)
         try count("tagsPerEntry", &limits.tagsPerEntry)
         try size("tagBytes", &limits.tagBytes)
         try count("watchesPerClient", &limits.watchesPerClient)
         try count("watchEvents", &limits.watchEvents)
+        try size("watchQueue", &limits.watchQueueBytes, atLeast: 64 << 10, describing: "64KB")
+        limits.watchQueueTotalBytes = max(limits.watchQueueTotalBytes, limits.watchQueueBytes)
+        try size(
+            "watchQueueTotal", &limits.watchQueueTotalBytes, atLeast: limits.watchQueueBytes,
+            describing: "watchQueue (\(limits.watchQueueBytes) bytes)")
         try count("sharedChanges", &limits.sharedChanges)
         if let node = map.optional("routeCache") { limits.routeCache = try node.integer(atLeast: 0) }
         try duration("heartbeat", &limits.heartbeat)

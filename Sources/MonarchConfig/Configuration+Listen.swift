@@ -65,25 +65,4 @@ extension Configuration {
         }
         return listeners
     }
-
-    /// Parses `auth`: the `token`, with `${VAR}` expanded from `environment`.
-    /// - Returns: the token, or `nil` when none is configured.
-    static func parseAuth(_ node: ConfigNode, environment: [String: String]) throws(ConfigError) -> String? {
-        let auth = try node.mapping(allowedKeys: ["token"])
-        guard let tokenNode = auth.optional("token") else { return nil }
-        let token = try expandVariables(in: try tokenNode.string(expecting: "a token string"), from: environment, at: tokenNode)
-        guard !token.isEmpty else { throw tokenNode.error("the token is empty") }
-        return token
-    }
-
-    /// Rejects listeners other machines can reach (see ``isLocal(_:)``) when there is no token.
-    static func requireTokenIfReachable(_ listeners: Listeners, token: String?) throws(ConfigError) {
-        guard token == nil else { return }
-        if let exposed = listeners.all.first(where: { !isLocal($0.address) }) {
-            throw exposed.node.error(
-                "\(exposed.address) can be reached from other machines, so auth.token is required "
-                    + "(for example token: ${MONARCH_TOKEN}); listen on 127.0.0.1 or a Unix socket otherwise"
-            )
-        }
-    }
 }

@@ -23,7 +23,7 @@ extension Configuration {
     ///
     /// Relative paths inside the file are resolved against the file's own directory (made
     /// absolute against the working directory), and errors name the file as `path` was given.
-    /// - Parameter environment: where `${VAR}` in `auth.token` is looked up.
+    /// - Parameter environment: where `${VAR}` in `auth` is looked up.
     /// - Throws: ``ConfigError`` when the file cannot be read or breaks any rule of
     ///   ``parse(yaml:baseDirectory:fileName:environment:)``.
     public static func load(
@@ -55,8 +55,11 @@ extension Configuration {
     /// - `listen.clients` is one address or a list of at least one; `listen.workers` is one
     ///   address; all are distinct. Addresses are `unix:PATH` or `tcp:HOST:PORT`; relative Unix
     ///   paths are resolved against `baseDirectory`.
-    /// - `auth.token` may use `${VAR}`, expanded from `environment` (an unset variable is an
-    ///   error); a TCP listener that is not local (see ``isLocal(_:)``) requires a token.
+    /// - `auth` holds a secret per role — `token` (clients), `adminToken`, `workerToken`,
+    ///   `metricsToken` — each may use `${VAR}`, expanded from `environment` (an unset variable
+    ///   is an error); none is empty, no two are the same. A client listener that is not local
+    ///   (see ``isLocal(_:)``) requires `token`; a worker listener that is not local requires
+    ///   `workerToken`.
     /// - `domains` is an ordered mapping of domain name to a list of at least one provider kind,
     ///   none twice; names and kinds match `[a-z][a-z0-9-]*`, and each kind is a configured
     ///   worker kind or one of ``knownWorkerKinds``.
@@ -72,7 +75,8 @@ extension Configuration {
     ///   `timeout` (durations in whole milliseconds, above zero), `maxResponse` (byte size ≥ 1),
     ///   `maxHostConnections` and `capacity` (≥ 1). See ``WorkerSettings``.
     /// - `metrics` is a `tcp:HOST:PORT` address for the Prometheus endpoint; one other machines
-    ///   can reach requires `auth.token` (scrapers then send `Authorization: Bearer TOKEN`).
+    ///   can reach requires `auth.metricsToken` or `auth.adminToken` (scrapers then send
+    ///   `Authorization: Bearer TOKEN`).
     /// - `limits` holds the bounds of ``Limits`` (the rules of ``parseLimits(_:)``): among
     ///   them `timeout` (a duration above zero, default ``standardTimeout``) and `maxFrame` (a
     ///   byte size from 1 to ``maxFrameBytesLimit``, default ``standardMaxFrameBytes``).
@@ -84,7 +88,7 @@ extension Configuration {
     ///   - baseDirectory: the directory relative paths are resolved against (itself resolved
     ///     against the working directory when relative).
     ///   - fileName: the name put into errors.
-    ///   - environment: where `${VAR}` in `auth.token` is looked up.
+    ///   - environment: where `${VAR}` in `auth` is looked up.
     public static func parse(
         yaml: String, baseDirectory: String, fileName: String? = nil, environment: [String: String] = [:]
     ) throws(ConfigError) -> Configuration {
@@ -104,13 +108,13 @@ extension Configuration {
         let listeners = try parseListen(
             top.required("listen", describing: "the clients and workers addresses"), context: context
         )
-        let token = try top.optional("auth").flatMap { (node) throws(ConfigError) in
+        let secrets = try top.optional("auth").map { (node) throws(ConfigError) in
             try parseAuth(node, environment: context.environment)
-        }
-        try requireTokenIfReachable(listeners, token: token)
+        } ?? AuthSecrets()
+        try requireSecretsIfReachable(listeners, secrets: secrets)
         let limits = try top.optional("limits").map { (node) throws(ConfigError) in try parseLimits(node) } ?? Limits()
         let metrics = try top.optional("metrics").map { (node) throws(ConfigError) in
-            try parseMetrics(node, token: token, context: context)
+            try parseMetrics(node, secrets: secrets, context: context)
         }
         let workers = try top.optional("workers").map { (node) throws(ConfigError) in
             try parseWorkers(node, context: context)
@@ -125,7 +129,8 @@ extension Configuration {
         return Configuration(
             listen: Listen(
                 clients: listeners.clients.map(\.address), workers: listeners.workers.address, group: listeners.group),
-            token: token, domains: domains, routes: routes, workers: workers, limits: limits, metrics: metrics
+            token: secrets.token, adminToken: secrets.adminToken, workerToken: secrets.workerToken,
+            metricsToken: secrets.metricsToken, domains: domains, routes: routes, workers: workers, limits: limits, metrics: metrics
         )
     }
 
@@ -174,16 +179,19 @@ extension ConfigError {
 }
 
 extension Configuration {
-    /// Parses `metrics`: a TCP address, which needs `token` when other machines can reach it.
-    static func parseMetrics(_ node: ConfigNode, token: String?, context: ParseContext) throws(ConfigError) -> SocketAddress {
+    /// Parses `metrics`: a TCP address, which needs `metricsToken` (or `adminToken`) when other
+    /// machines can reach it.
+    static func parseMetrics(_ node: ConfigNode, secrets: AuthSecrets, context: ParseContext) throws(ConfigError)
+        -> SocketAddress
+    {
         let address = try node.address(
             baseDirectory: context.baseDirectory, keepingLongRelativePaths: context.keepingLongRelativeSocketPaths)
         guard case .tcp = address else {
             throw node.error("expected a TCP address such as tcp:127.0.0.1:9464 (Prometheus scrapes over HTTP)")
         }
-        if token == nil, !isLocal(address) {
+        if secrets.metricsToken == nil, secrets.adminToken == nil, !isLocal(address) {
             throw node.error(
-                "\(address) can be reached from other machines, so auth.token is required "
+                "\(address) can be reached from other machines, so auth.metricsToken is required "
                     + "(scrapers send Authorization: Bearer TOKEN); listen on 127.0.0.1 otherwise")
         }
         return address

@@ -235,9 +235,18 @@ public struct Configuration: Sendable, Equatable {
 
     /// Where the coordinator listens.
     public var listen: Listen
-    /// `auth.token` after `${VAR}` expansion: what clients and workers present in `hello`;
-    /// `nil` when none is configured.
+    /// `auth.token` after `${VAR}` expansion: the clients' secret, presented in `hello` (requests,
+    /// and invalidations and watches of named keys, paths and tags); `nil` when none is configured.
     public var token: String?
+    /// `auth.adminToken`: the admins' secret (scale, status, prefix invalidations and watches,
+    /// and everything a client may do); `nil` when none is configured.
+    public var adminToken: String?
+    /// `auth.workerToken`: the secret of workers that dial in from elsewhere (the workers the
+    /// coordinator starts present a key of their own); `nil` when none is configured.
+    public var workerToken: String?
+    /// `auth.metricsToken`: the secret metrics scrapers send (`Authorization: Bearer`); `nil`
+    /// when none is configured.
+    public var metricsToken: String?
     /// The domain table, in file order.
     public var domains: [Domain]
     /// The routes, in file order (the router tries them in this order).
@@ -251,11 +260,15 @@ public struct Configuration: Sendable, Equatable {
 
     /// Creates a configuration as given; the limits default to their standard values.
     public init(
-        listen: Listen, token: String? = nil, domains: [Domain], routes: [Route] = [], workers: [WorkerPool] = [],
+        listen: Listen, token: String? = nil, adminToken: String? = nil, workerToken: String? = nil,
+        metricsToken: String? = nil, domains: [Domain], routes: [Route] = [], workers: [WorkerPool] = [],
         limits: Limits = Limits(), metrics: SocketAddress? = nil
     ) {
         self.listen = listen
         self.token = token
+        self.adminToken = adminToken
+        self.workerToken = workerToken
+        self.metricsToken = metricsToken
         self.domains = domains
         self.routes = routes
         self.workers = workers
@@ -292,7 +305,9 @@ extension Configuration {
     public static let maxFrameBytesLimit = 256 << 20
 
     /// Whether `address` can only be reached from this machine: every Unix socket, and TCP on
-    /// `localhost`, `::1` or `127.x.x.x`. Listeners that are not local need `auth.token`.
+    /// `localhost`, `::1` or `127.x.x.x`. Listeners that are not local need a token: client
+    /// listeners `auth.token`, the worker listener `auth.workerToken`, the metrics address
+    /// `auth.metricsToken` (or `auth.adminToken`).
     public static func isLocal(_ address: SocketAddress) -> Bool {
         switch address {
         case .unix: return true

@@ -34,7 +34,8 @@ actor ClientSession {
     nonisolated let id: Int
     /// The client's connection.
     nonisolated let connection: FrameConnection
-    private nonisolated unowned let coordinator: Coordinator
+    /// The coordinator the client is connected to.
+    nonisolated unowned let coordinator: Coordinator
     /// What an exchange does once it starts.
     private enum Work {
         /// A request: planned and sent on its trip (or joining one) from the loop.
@@ -74,14 +75,26 @@ actor ClientSession {
     private static let answersRemembered = 32
     /// When a frame last arrived (or the last call ended).
     private var lastActivity = ContinuousClock.now
-    /// `changed` events waiting for the client to take what it was sent.
-    private var outbox: WatchOutbox
+    /// `changed` events waiting for the client to take what it was sent, and how far behind
+    /// it is (see ``ClientSession+Watches``).
+    var watchBacklog: WatchBacklog
 
-    init(id: Int, connection: FrameConnection, coordinator: Coordinator) {
+    /// What the client may do, as its hello's secret decided.
+    nonisolated let role: ClientRole
+    /// The client's TCP peer address; nil on a Unix socket.
+    nonisolated let peer: String?
+    /// The invalidations the client may still make now (``Configuration/Limits/invalidationsPerSecond``).
+    var invalidationBudget: TokenBucket
+
+    init(id: Int, connection: FrameConnection, role: ClientRole, peer: String?, coordinator: Coordinator) {
         self.id = id
         self.connection = connection
+        self.role = role
+        self.peer = peer
         self.coordinator = coordinator
-        self.outbox = WatchOutbox(limit: coordinator.limits.watchEvents)
+        let rate = coordinator.limits.invalidationsPerSecond
+        self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate)
+        self.watchBacklog = WatchBacklog(eventsPerWatch: coordinator.limits.watchEvents)
         connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
         connection.onEnd = { [self] _ in assumeIsolated { $0.ended() } }
         // Back-pressure: no new requests are read while answers wait to be taken; waiting
@@ -89,7 +102,8 @@ actor ClientSession {
         connection.stream.onWritabilityChanged = { [unowned self] writable in
             assumeIsolated { session in
                 if writable {
-                    session.flushWatchEvents()
+                    // Its waiting `changed` events go out over the next loop turns.
+                    if !session.watchBacklog.outbox.isEmpty { session.coordinator.watchEventsReady(for: session.id) }
                     session.connection.resume()
                     session.startWaiting()
                 } else {
@@ -129,6 +143,8 @@ actor ClientSession {
     /// Whether answers have waited for the client for `timeout` without it taking any: it
     /// is not reading. Called once a second or so.
     func isStalled(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
+        // What its watches hold is counted afresh too: the kernel may have taken some.
+        rechargeWatchBytes()
         let queued = connection.stream.queuedWriteBytes
         defer { lastQueued = queued }
         guard queued > 0, queued >= lastQueued else {
@@ -141,6 +157,10 @@ actor ClientSession {
 
     private func received(_ message: WireMessage) {
         lastActivity = .now
+        if let refusal = refusal(of: message) {
+            send(.failure(refusal))
+            return
+        }
         switch message {
         case .request(let request):
             startCall(request.id, "request", .request(request))
@@ -349,40 +369,13 @@ actor ClientSession {
         }
     }
 
-    /// Sends `event` now if the client takes what it is sent and nothing of its watch waits;
-    /// otherwise queues it in the bounded ``WatchOutbox`` (or drops it for an `overflow`).
-    func deliver(_ event: ChangedMessage) {
-        guard connection.isOpen else { return }
-        if outbox.isClear(event.watch), connection.stream.isWritable {
-            sendWatchEvent(event)
-        } else if !outbox.enqueue(event) {
-            coordinator.watchEventsDropped += 1
-        }
-    }
-
-    /// Forgets the events waiting for `watch` (it was unwatched).
-    func forgetWatch(_ watch: MessageID) {
-        outbox.forget(watch)
-    }
-
-    /// Sends the waiting events while the client takes them.
-    private func flushWatchEvents() {
-        while connection.isOpen, connection.stream.isWritable, let event = outbox.next() {
-            sendWatchEvent(event)
-        }
-    }
-
-    private func sendWatchEvent(_ event: ChangedMessage) {
-        coordinator.watchEventsSent += 1
-        try? connection.send(.changed(event))
-    }
-
     private func ended() {
         for call in calls.values { stop(call) }
         calls.removeAll()
         for _ in waiting { coordinator.exchangeFinished() }
         waiting.removeAll()
         waitingIDs.removeAll()
+        releaseWatchBytes()
         coordinator.clientLeft(self)
     }
 }

@@ -4,43 +4,82 @@ import MonarchConfig
 import MonarchLoop
 import MonarchWire
 
-// How connections get in: the caps, the hello, the token, and a client or worker session.
+// How connections get in: the caps, the handshake slots, the hello, the secret and its role,
+// and a client or worker session.
 extension Coordinator {
-    /// Takes a new connection, or closes it at once when a cap is reached: handshakes under
-    /// way (``Configuration/Limits/handshakes``), or connections of its listener's role
-    /// (``Configuration/Limits/clients``, ``Configuration/Limits/workers``) — so clients can
-    /// never take the descriptors workers need.
-    func accept(_ stream: StreamConnection, as role: Hello.Role, requiresToken: Bool) {
-        let pending = handshakes.values.reduce(0, +)
-        let connections = role == .client ? clients.count + handshakes[.client, default: 0] : workerConnections
-        let cap = role == .client ? limits.clients : limits.workers
-        if draining || pending >= limits.handshakes || connections >= cap {
+    /// Takes a new connection that came in at `door`, or closes it at once when a cap is
+    /// reached: client connections (``Configuration/Limits/clients`` and, past it, the
+    /// ``Configuration/Limits/adminClients`` kept for admins), client connections from its TCP
+    /// peer (``Configuration/Limits/clientsPerPeer``), or worker connections
+    /// (``Configuration/Limits/workers``) — so clients can never take the descriptors workers
+    /// need. Until its hello, it holds a handshake slot of its door's class (see
+    /// ``HandshakeSlots``): strangers that never say hello push out each other, not a client or
+    /// a worker that does.
+    func accept(_ stream: StreamConnection, at door: Door) {
+        let peer = stream.peerHost
+        let role = door.takes
+        let why: String?
+        if draining {
+            why = "the coordinator is shutting down"
+        } else if role == .client, clients.count + handshakes[.client, default: 0] >= limits.clients + limits.adminClients {
+            why = "\(clients.count + handshakes[.client, default: 0]) client connections are open "
+                + "(limits.clients + limits.adminClients)"
+        } else if role == .client, let peer, clientsByPeer[peer, default: 0] >= limits.clientsPerPeer {
+            why = "\(peer) holds \(clientsByPeer[peer, default: 0]) client connections (limits.clientsPerPeer)"
+        } else if role == .worker, workerConnections >= limits.workers {
+            why = "\(workerConnections) worker connections are open (limits.workers)"
+        } else {
+            why = nil
+        }
+        if let why {
             refusedConnections += 1
-            let why = draining ? "the coordinator is shutting down"
-                : pending >= limits.handshakes ? "\(pending) connections have not said hello yet (limits.handshakes)"
-                : "\(connections) \(role.rawValue) connections are open (limits.\(role.rawValue)s)"
             peerLog.log(.warning, "refused a \(role.rawValue) connection: \(why)", to: logger)
             stream.close()
             return
         }
+        let ticket = nextHandshake
+        nextHandshake += 1
+        let doorClass: HandshakeSlots<Int>.DoorClass = role == .worker ? .workers : door.isUnixSocket ? .unixClients : .tcpClients
+        if let pushedOut = handshakeSlots.take(ticket, from: peer ?? "local", in: doorClass) {
+            refusedConnections += 1
+            peerLog.log(
+                .warning,
+                "closed a \(role.rawValue) connection that had not said hello, to make room for a new one from "
+                    + "\(peer ?? "this machine") (limits.handshakes, limits.handshakesPerPeer)",
+                to: logger)
+            awaitingHello[pushedOut]?.close()
+        }
         handshakes[role, default: 0] += 1
         if role == .worker { workerConnections += 1 }
-        greet(stream, as: role, requiresToken: requiresToken)
+        if role == .client, let peer { clientsByPeer[peer, default: 0] += 1 }
+        greet(stream, at: door, peer: peer, ticket: ticket)
+    }
+
+    /// Frees a client connection's place in its TCP peer's count.
+    func clientConnectionEnded(peer: String?) {
+        guard let peer else { return }
+        let left = clientsByPeer[peer, default: 1] - 1
+        clientsByPeer[peer] = left > 0 ? left : nil
     }
 
     /// Waits for the `hello` of a new connection, then hands it to a client or worker session.
     /// Until the hello is accepted, frames above ``Configuration/Limits/helloFrameBytes`` end
     /// the connection.
-    private func greet(_ stream: StreamConnection, as role: Hello.Role, requiresToken: Bool) {
+    private func greet(_ stream: StreamConnection, at door: Door, peer: String?, ticket: Int) {
+        let role = door.takes
         let connection = FrameConnection(stream: stream, maxFrameBytes: limits.helloFrameBytes)
+        awaitingHello[ticket] = connection
         let deadline = try? LoopTimer(on: loop)
         let helloTimeoutMs = limits.helloTimeout.wholeMilliseconds
         var handshaking = true
+        var admitted = false
         func handshakeOver() {
             guard handshaking else { return }
             handshaking = false
             deadline?.close()
             handshakes[role, default: 0] -= 1
+            handshakeSlots.release(ticket)
+            awaitingHello[ticket] = nil
         }
         deadline?.start(afterMs: helloTimeoutMs) {
             // The slot is free from now, not from when the error has been written.
@@ -49,25 +88,34 @@ extension Coordinator {
         }
         connection.onEnd = { [unowned self] end in
             handshakeOver()
-            if role == .worker { workerConnections -= 1 }
+            if !admitted {
+                if role == .worker { workerConnections -= 1 } else { clientConnectionEnded(peer: peer) }
+            }
             if case .protocolError(let error) = end {
                 peerLog.log(.info, "a \(role.rawValue) connection failed its handshake: \(error)", to: logger)
             }
         }
         connection.onMessage = { [unowned self] message in
             handshakeOver()
-            if let refusal = refusal(of: message, as: role, requiresToken: requiresToken) {
+            let clientRole: ClientRole?
+            switch admission(of: message, at: door) {
+            case .refused(let refusal):
+                if refusal.code == .unauthorized { unauthorizedHellos += 1 }
                 connection.fail(refusal)
                 return
+            case .admitted(let role):
+                clientRole = role
             }
             guard case .hello(let hello) = message else { return }
+            admitted = true
             connection.maxInboundFrameBytes = limits.maxFrameBytes
             connection.maxOutboundFrameBytes = limits.maxFrameBytes
             let agreed = WireFeature.agreed(to: hello.features)
             let features = agreed.isEmpty ? nil : agreed
-            switch role {
-            case .client: admitClient(connection, features: features)
-            case .worker: admitWorker(connection, hello: hello, features: features)
+            if let clientRole {
+                admitClient(connection, role: clientRole, peer: peer, features: features)
+            } else {
+                admitWorker(connection, hello: hello, features: features)
             }
             // Frames after the welcome may use what it agreed to.
             connection.rawBodies = agreed.contains(WireFeature.rawBodies)
@@ -75,46 +123,73 @@ extension Coordinator {
         connection.start()
     }
 
-    /// Why a connection's first message does not let it in, if it does not: not a hello, a
-    /// version, token or role that does not fit, a shutdown, or a worker name in use.
-    private func refusal(of message: WireMessage, as role: Hello.Role, requiresToken: Bool) -> ProtocolError? {
+    /// What a connection's first message earns it.
+    private enum Admission {
+        /// In: as a client of this role, or (nil) as a worker.
+        case admitted(ClientRole?)
+        /// Out, with the error it is told.
+        case refused(ProtocolError)
+    }
+
+    /// Whether a connection's first message at `door` lets it in, and as what: not a hello, a
+    /// version, secret or role that does not fit, a shutdown, client slots kept for admins,
+    /// or a worker name in use keep it out.
+    private func admission(of message: WireMessage, at door: Door) -> Admission {
+        let role = door.takes
         guard case .hello(let hello) = message else {
-            return ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)")
+            return .refused(ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)"))
         }
         // The highest version this coordinator speaks that is ≤ the hello's (protocol section 4):
         // version 1 for any hello, since the codec accepts no version below 1.
         guard hello.version >= WireProtocol.version else {
-            return ProtocolError(
-                .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)")
+            return .refused(ProtocolError(
+                .unsupportedVersion, "this coordinator speaks protocol version \(WireProtocol.version), not \(hello.version)"))
         }
+        var clientRole: ClientRole?
         if role == .worker, let name = hello.name, let key = localWorkerKeys.key(for: name) {
             // A name of a worker this coordinator starts: only that worker, with its key.
-            if !Self.tokensMatch(hello.token, key) {
-                return ProtocolError(
-                    .unauthorized, "\(LogText.quoted(name)) is the name of a worker this coordinator starts; choose another --name")
+            if !RoleGate.matches(hello.token, key) {
+                return .refused(ProtocolError(
+                    .unauthorized, "\(LogText.quoted(name)) is the name of a worker this coordinator starts; choose another --name"))
             }
-        } else if requiresToken, !Self.tokensMatch(hello.token, configuration.token) {
-            return ProtocolError(.unauthorized, "this listener requires a valid token")
+        } else if role == .worker {
+            guard roleGate.admitsWorker(presenting: hello.token, at: door) else {
+                return .refused(ProtocolError(
+                    .unauthorized,
+                    "this listener takes workers with the worker secret (auth.workerToken; workers present MONARCH_WORKER_TOKEN)"))
+            }
+        } else {
+            guard let earned = roleGate.clientRole(presenting: hello.token, at: door) else {
+                return .refused(ProtocolError(.unauthorized, "this listener requires a valid token"))
+            }
+            clientRole = earned
         }
         guard hello.role == role else {
-            return ProtocolError(
-                .unexpectedMessage, "this address takes \(role.rawValue) connections, not \(hello.role.rawValue)s")
+            return .refused(ProtocolError(
+                .unexpectedMessage, "this address takes \(role.rawValue) connections, not \(hello.role.rawValue)s"))
         }
-        if draining { return ProtocolError(.unexpectedMessage, "the coordinator is shutting down") }
+        if draining { return .refused(ProtocolError(.unexpectedMessage, "the coordinator is shutting down")) }
+        if clientRole == .client, clients.count - adminSessions >= limits.clients {
+            refusedConnections += 1
+            return .refused(ProtocolError(
+                .unexpectedMessage,
+                "\(limits.clients) client connections are open (limits.clients); the \(limits.adminClients) "
+                    + "beyond them are kept for admins (limits.adminClients)"))
+        }
         if role == .worker, let name = hello.name, !Self.isValidWorkerName(name) {
             // A worker's name is its id in logs, status and metrics: printable, short.
-            return ProtocolError(
+            return .refused(ProtocolError(
                 .invalidField,
-                "a worker's name is 1 to 128 of A-Z a-z 0-9 . _ - @ :, not \(LogText.quoted(name))")
+                "a worker's name is 1 to 128 of A-Z a-z 0-9 . _ - @ :, not \(LogText.quoted(name))"))
         }
         if role == .worker, let name = hello.name, connectedWorkerNames[hello.kind ?? "worker", default: []].contains(name) {
             // Keys are sharded on names, and a name is how operators find a worker: a second
             // worker with a connected one's name is an impostor or a mistake.
-            return ProtocolError(
+            return .refused(ProtocolError(
                 .unexpectedMessage,
-                "a \(hello.kind ?? "worker") worker named \(LogText.quoted(name)) is already connected; give each worker a unique --name")
+                "a \(hello.kind ?? "worker") worker named \(LogText.quoted(name)) is already connected; give each worker a unique --name"))
         }
-        return nil
+        return .admitted(clientRole)
     }
 
     /// Whether `name` may name a worker: 1 to 128 characters from `A-Z a-z 0-9 . _ - @ :`.
@@ -129,29 +204,21 @@ extension Coordinator {
         }
     }
 
-    /// Whether a presented token is the configured one, in time that does not depend on where
-    /// they differ (so the token cannot be guessed byte by byte).
-    static func tokensMatch(_ presented: String?, _ expected: String?) -> Bool {
-        guard let presented, let expected else { return false }
-        let a = Array(presented.utf8), b = Array(expected.utf8)
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        for index in 0..<max(a.count, b.count) {
-            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
-        }
-        return difference == 0 && a.count == b.count
-    }
-
-    /// Registers a client; its `welcome` lists `features`, the extensions agreed to (nil: none).
-    private func admitClient(_ connection: FrameConnection, features: [String]?) {
+    /// Registers a client of `role` from TCP `peer` (nil: a Unix socket); its `welcome` lists
+    /// `features`, the extensions agreed to (nil: none).
+    private func admitClient(_ connection: FrameConnection, role: ClientRole, peer: String?, features: [String]?) {
         let id = nextClient
         nextClient += 1
-        let session = ClientSession(id: id, connection: connection, coordinator: self)
+        let session = ClientSession(id: id, connection: connection, role: role, peer: peer, coordinator: self)
         clients[id] = session
+        if role == .admin { adminSessions += 1 }
         try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, features: features)))
     }
 
     func clientLeft(_ session: ClientSession) {
-        clients[session.id] = nil
+        guard clients.removeValue(forKey: session.id) != nil else { return }
+        if session.role == .admin { adminSessions -= 1 }
+        clientConnectionEnded(peer: session.peer)
         watches.removeAll(of: session.id)
     }
 

@@ -30,11 +30,15 @@ extension Coordinator {
         sync.count("monarch_overloaded_total", total: overloadedRequests)
         sync.count("monarch_connections_refused_total", total: refusedConnections)
         sync.count("monarch_unresponsive_workers_total", total: unresponsiveWorkers)
+        sync.count("monarch_late_heartbeats_total", total: heartbeatJudge.lateBeats)
+        sync.count("monarch_forbidden_total", total: forbiddenRequests)
+        sync.count("monarch_unauthorized_hellos_total", total: unauthorizedHellos)
         sync.gauge("monarch_requests_in_flight", [], requestsInFlight)
         sync.gauge("monarch_clients", [], clients.count)
         sync.gauge("monarch_watches", [], watches.count)
         sync.count("monarch_watch_events_total", [("result", "sent")], total: watchEventsSent)
         sync.count("monarch_watch_events_total", [("result", "dropped")], total: watchEventsDropped)
+        sync.count("monarch_watchers_closed_total", total: watchersClosed)
         let report = statusReport()
         var states: [String: [StatusReport.Worker.State: Int]] = [:]
         var restarts: [String: Int] = [:]

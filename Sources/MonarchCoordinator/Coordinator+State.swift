@@ -12,6 +12,13 @@ extension Coordinator {
         var clients: [Int: ClientSession] = [:]
         var nextClient: Int = 1
         var handshakes: [Hello.Role: Int] = [:]
+        var handshakeSlots: HandshakeSlots<Int>
+        var nextHandshake: Int = 1
+        var awaitingHello: [Int: FrameConnection] = [:]
+        var clientsByPeer: [String: Int] = [:]
+        var adminSessions: Int = 0
+        var unauthorizedHellos: Int = 0
+        var forbiddenRequests: Int = 0
         var workerCount: [String: Int] = [:]
         var connectedWorkerNames: [String: Set<String>] = [:]
         var workerConnections: Int = 0
@@ -21,6 +28,7 @@ extension Coordinator {
         var slowReadersClosed: Int = 0
         var idleClientsClosed: Int = 0
         var unresponsiveWorkers: Int = 0
+        var heartbeatJudge: HeartbeatJudge
         var scalingKinds: Set<String> = []
         var draining: Bool = false
         var drainCutShort: Bool = false
@@ -35,6 +43,7 @@ extension Coordinator {
         var watches: WatchRegistry
         var watchEventsSent: Int = 0
         var watchEventsDropped: Int = 0
+        var watchFanout = WatchFanout()
         var recentSharedChanges: RecentChanges
         var sharedChangesHeard: Int = 0
         var onWorkerRegistered: ((WorkerInfo) -> Void)?
@@ -43,8 +52,13 @@ extension Coordinator {
         var workerAddress: SocketAddress?
         var metricsAddress: SocketAddress?
 
-        init(statistics: RequestStatistics, watches: WatchRegistry, recentSharedChanges: RecentChanges) {
+        init(
+            statistics: RequestStatistics, watches: WatchRegistry, recentSharedChanges: RecentChanges,
+            heartbeatJudge: HeartbeatJudge, handshakeSlots: HandshakeSlots<Int>
+        ) {
+            self.handshakeSlots = handshakeSlots
             self.statistics = statistics
+            self.heartbeatJudge = heartbeatJudge
             self.watches = watches
             self.recentSharedChanges = recentSharedChanges
         }
@@ -66,6 +80,48 @@ extension Coordinator {
     var handshakes: [Hello.Role: Int] {
         get { state.value.handshakes }
         _modify { yield &state.value.handshakes }
+    }
+
+    /// The handshake slots of connections that have not said hello, by door class and peer.
+    var handshakeSlots: HandshakeSlots<Int> {
+        get { state.value.handshakeSlots }
+        _modify { yield &state.value.handshakeSlots }
+    }
+
+    /// The ticket of the next connection to take a handshake slot.
+    var nextHandshake: Int {
+        get { state.value.nextHandshake }
+        _modify { yield &state.value.nextHandshake }
+    }
+
+    /// The connections holding a handshake slot, by ticket (to close one pushed out).
+    var awaitingHello: [Int: FrameConnection] {
+        get { state.value.awaitingHello }
+        _modify { yield &state.value.awaitingHello }
+    }
+
+    /// Client connections open (handshakes included), by TCP peer address.
+    var clientsByPeer: [String: Int] {
+        get { state.value.clientsByPeer }
+        _modify { yield &state.value.clientsByPeer }
+    }
+
+    /// Client sessions whose hello proved them admins.
+    var adminSessions: Int {
+        get { state.value.adminSessions }
+        _modify { yield &state.value.adminSessions }
+    }
+
+    /// Hellos refused for the secret they presented (or did not).
+    var unauthorizedHellos: Int {
+        get { state.value.unauthorizedHellos }
+        _modify { yield &state.value.unauthorizedHellos }
+    }
+
+    /// Requests refused `forbidden`: admin commands from clients.
+    var forbiddenRequests: Int {
+        get { state.value.forbiddenRequests }
+        _modify { yield &state.value.forbiddenRequests }
     }
 
     /// Workers registered (connected or not), by kind: the numbers of their ids.
@@ -116,6 +172,12 @@ extension Coordinator {
     var unresponsiveWorkers: Int {
         get { state.value.unresponsiveWorkers }
         _modify { yield &state.value.unresponsiveWorkers }
+    }
+
+    /// What decides, beat by beat, which workers have been silent too long.
+    var heartbeatJudge: HeartbeatJudge {
+        get { state.value.heartbeatJudge }
+        _modify { yield &state.value.heartbeatJudge }
     }
 
     /// The kinds a `scale` is under way for.

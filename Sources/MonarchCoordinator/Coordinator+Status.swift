@@ -73,7 +73,8 @@ extension Coordinator {
             writeBacks: cachePools.map(\.stores).reduce(0, +),
             writeBackFailures: cachePools.map(\.storeFailures).reduce(0, +),
             watches: watches.count, watchEventsSent: watchEventsSent, watchEventsDropped: watchEventsDropped,
-            sharedChanges: sharedChangesHeard)
+            sharedChanges: sharedChangesHeard, watchersClosed: watchersClosed,
+            forbidden: forbiddenRequests, unauthorized: unauthorizedHellos, lateHeartbeats: heartbeatJudge.lateBeats)
     }
 
     /// The resident memory of process `pid` in bytes (VmRSS), if it can be read.

@@ -102,6 +102,8 @@ public final class Coordinator: Sendable {
         _modify { yield &state.value.metricsEndpoint }
     }
 
+    /// Knows each role by its secret.
+    let roleGate: RoleGate
     /// When the coordinator was made.
     let startedAt = ContinuousClock.now
     /// The keys the workers it starts prove their names with (see ``LocalWorkerKeys``).
@@ -121,6 +123,7 @@ public final class Coordinator: Sendable {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
+        self.roleGate = RoleGate(configuration)
         self.router = try Router(routes: configuration.routes)
         self.routes = RouteCache(capacity: configuration.limits.routeCache)
         var pools: [String: WorkerPool] = [:]
@@ -145,7 +148,10 @@ public final class Coordinator: Sendable {
             State(
                 statistics: RequestStatistics(metricsOn: configuration.metrics != nil),
                 watches: WatchRegistry(perClient: configuration.limits.watchesPerClient),
-                recentSharedChanges: RecentChanges(capacity: configuration.limits.sharedChanges)),
+                recentSharedChanges: RecentChanges(capacity: configuration.limits.sharedChanges),
+                heartbeatJudge: HeartbeatJudge(interval: configuration.limits.heartbeat),
+                handshakeSlots: HandshakeSlots(
+                    capacity: configuration.limits.handshakes, perPeer: configuration.limits.handshakesPerPeer)),
             loop: loop)
         for pool in self.cachePools {
             pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
@@ -214,7 +220,7 @@ public final class Coordinator: Sendable {
             Glibc.close(theirs)
             throw error
         }
-        accept(stream, as: role, requiresToken: configuration.token != nil)
+        accept(stream, at: Door(takes: role, isUnixSocket: true, isLocal: true))
         return theirs
     }
 
@@ -225,7 +231,7 @@ public final class Coordinator: Sendable {
     public func startMetrics(registry: PrometheusCollectorRegistry) throws(UVError) {
         guard let address = configuration.metrics else { return }
         let sync = MetricsSync()
-        let endpoint = MetricsEndpoint(address: address, token: configuration.token, loop: loop, logger: logger) {
+        let endpoint = MetricsEndpoint(address: address, secrets: metricsSecrets, loop: loop, logger: logger) {
             [unowned self] in
             await syncMetrics(sync)
             return registry.emitToBuffer()
@@ -241,15 +247,23 @@ public final class Coordinator: Sendable {
         logger.info("metrics at http://\(metricsAddress.map { "\($0)".replacingOccurrences(of: "tcp:", with: "") } ?? "?")/metrics")
     }
 
+    /// The secrets a metrics scrape may present: the metrics and admin secrets, or, when
+    /// neither is configured, the clients' (none at all: scrapes need none).
+    var metricsSecrets: [String] {
+        let secrets = [configuration.metricsToken, configuration.adminToken].compactMap { $0 }
+        return secrets.isEmpty ? [configuration.token].compactMap { $0 } : secrets
+    }
+
     /// Raises the descriptor limit, and warns when the connection caps could use more
     /// descriptors than the process may open (workers would then fail to connect or start).
     private func checkDescriptorBudget() {
         let available = ProcessSetup.raiseDescriptorLimit()
         // Listeners, the loop's own, log files, SQLite, child process pipes: a margin of 64.
-        let needed = limits.clients + limits.workers + limits.handshakes + 64
+        // Handshakes count in the client and worker caps.
+        let needed = limits.clients + limits.adminClients + limits.workers + 64
         if needed > available {
             logger.warning("""
-                limits.clients + limits.workers + limits.handshakes (\(needed - 64)) leave too few of the \
+                limits.clients + limits.adminClients + limits.workers (\(needed - 64)) leave too few of the \
                 \(available) descriptors this process may open; lower them or raise the limit (ulimit -n)
                 """)
         }
@@ -266,12 +280,11 @@ public final class Coordinator: Sendable {
 
     private func listen(on address: SocketAddress, accepting role: Hello.Role, group: gid_t?) throws(UVError) -> Listener {
         if case .unix(let path) = address { Self.createParentDirectory(of: path) }
-        // With a token configured, every listener asks for it, Unix sockets and loopback
-        // included (another local user can reach those); without one, only local listeners
-        // exist (the configuration refuses others).
-        let requiresToken = configuration.token != nil || !Configuration.isLocal(address)
+        // What a hello at this door must present is the role gate's to say (see ``RoleGate``).
+        let isUnixSocket = if case .unix = address { true } else { false }
+        let door = Door(takes: role, isUnixSocket: isUnixSocket, isLocal: Configuration.isLocal(address))
         let listener = try Listener(address: address, on: loop, socketGroup: group) { [unowned self] stream in
-            accept(stream, as: role, requiresToken: requiresToken)
+            accept(stream, at: door)
         }
         listeners.append(listener)
         return listener

@@ -140,12 +140,8 @@ public final class LocalCluster: Sendable {
         let executableDirectory = self.executableDirectory
         let logLevel = logger.logLevel.rawValue
         let workerAddress = coordinator.workerAddress!
-        // Workers inherit the environment; the token reaches them there, never on a command line.
-        if let token = configuration.token { setenv("MONARCH_TOKEN", token, 1) }
-        // The Redis store's password, likewise.
-        for pool in configuration.workers {
-            if case .cache(let cache) = pool.settings, let password = cache.password { setenv("MONARCH_REDIS_PASSWORD", password, 1) }
-        }
+        // Workers inherit the environment less its secrets (a cache worker's Redis password
+        // reaches it there, never on a command line): see ``WorkerEnvironment``.
         let limits = configuration.limits
         let supervisor = Supervisor(
             configuration: configuration, policy: RestartPolicy(intensity: limits.restarts, window: limits.restartWindow),

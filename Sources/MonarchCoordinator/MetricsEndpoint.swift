@@ -4,8 +4,12 @@ import MonarchWire
 
 /// Serves metrics in Prometheus's text format over HTTP/1.1: `GET /metrics` only, one request
 /// per connection (as scrapers make them), the request line and headers within 8 KiB and
-/// 5 seconds, at most 16 scrapes at once. With a token, every scrape must carry
-/// `Authorization: Bearer TOKEN`.
+/// 5 seconds, at most 16 connections at once. With secrets, every scrape must carry
+/// `Authorization: Bearer SECRET` with one of them.
+///
+/// Connections that have not sent their request yet never keep a scrape out: when all 16 are
+/// taken, the one that has waited longest for its request is closed to make room (a scraper
+/// sends its request as soon as it connects).
 ///
 /// An actor isolated to its loop: its state is touched only on the loop's thread, which the
 /// compiler checks; libuv's callbacks, which run there, enter through `assumeIsolated`.
@@ -13,13 +17,17 @@ actor MetricsEndpoint {
     /// The address as bound (a `tcp:…:0` shows the chosen port).
     private(set) var boundAddress: SocketAddress?
     private let address: SocketAddress
-    private let token: String?
+    /// The secrets a scrape may present; none: scrapes need none.
+    private let secrets: [String]
     /// The loop whose thread the endpoint lives on.
     nonisolated let loop: EventLoop
     private let logger: Logger
     private let render: @Sendable () async -> [UInt8]
     private var listener: Listener?
     private var open = 0
+    /// The connections still reading their request, oldest first, by serial number.
+    private var reading: [(serial: Int, stream: StreamConnection)] = []
+    private var nextSerial = 0
 
     /// The largest request head read.
     static let maxHeadBytes = 8 << 10
@@ -27,10 +35,10 @@ actor MetricsEndpoint {
     static let maxConnections = 16
 
     /// An endpoint on `address` answering with what `render` gives (the text of every metric),
-    /// asking for `token` when one is given.
-    init(address: SocketAddress, token: String?, loop: EventLoop, logger: Logger, render: @escaping @Sendable () async -> [UInt8]) {
+    /// asking for one of `secrets` when there are any.
+    init(address: SocketAddress, secrets: [String], loop: EventLoop, logger: Logger, render: @escaping @Sendable () async -> [UInt8]) {
         self.address = address
-        self.token = token
+        self.secrets = secrets
         self.loop = loop
         self.logger = logger
         self.render = render
@@ -57,21 +65,33 @@ actor MetricsEndpoint {
     }
 
     private func accept(_ stream: StreamConnection) {
-        guard open < Self.maxConnections else { return stream.close() }
+        if open >= Self.maxConnections {
+            // The one that has waited longest for its request makes room; if every one is
+            // being answered, the new one waits for none.
+            guard !reading.isEmpty else { return stream.close() }
+            reading.removeFirst().stream.close()
+        }
         open += 1
+        let serial = nextSerial
+        nextSerial += 1
+        reading.append((serial, stream))
         var head: [UInt8] = []
         var answered = false
         let timer = try? LoopTimer(on: loop)
         timer?.start(afterMs: 5000) { stream.close() }
         stream.onEnd = { [unowned self] _ in
             timer?.close()
-            assumeIsolated { $0.open -= 1 }
+            assumeIsolated { endpoint in
+                endpoint.open -= 1
+                endpoint.reading.removeAll { $0.serial == serial }
+            }
         }
         stream.onRead = { [unowned self] bytes in
             guard !answered else { return }
             head.append(contentsOf: bytes)
             if let end = Self.endOfHead(head) {
                 answered = true
+                assumeIsolated { endpoint in endpoint.reading.removeAll { $0.serial == serial } }
                 stream.stopReading()
                 respond(to: Array(head[..<end]), on: stream)
             } else if head.count > Self.maxHeadBytes {
@@ -94,11 +114,11 @@ actor MetricsEndpoint {
         guard requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?") else {
             return Self.write(status: "404 Not Found", body: Array("metrics are at /metrics\n".utf8), to: stream)
         }
-        if let token {
+        if !secrets.isEmpty {
             let presented = lines.dropFirst().first { $0.lowercased().hasPrefix("authorization:") }
                 .map { $0.drop { $0 != ":" }.dropFirst().trimmingPrefix(" ") }
             guard let presented, presented.hasPrefix("Bearer "),
-                Coordinator.tokensMatch(String(presented.dropFirst("Bearer ".count)), token)
+                secrets.contains(where: { RoleGate.matches(String(presented.dropFirst("Bearer ".count)), $0) })
             else {
                 return Self.write(
                     status: "401 Unauthorized", body: Array("a valid Authorization: Bearer token is required\n".utf8),

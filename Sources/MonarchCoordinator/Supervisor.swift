@@ -103,7 +103,8 @@ actor Supervisor {
     /// The loop whose thread the supervisor lives on.
     nonisolated let loop: EventLoop
     private let logger: Logger
-    private let environment: [String: String]?
+    /// The environment of each worker it starts.
+    private let environment: WorkerEnvironment
     /// The key each started worker proves its name with.
     private let workerKeys: LocalWorkerKeys
     let policy: RestartPolicy
@@ -133,7 +134,7 @@ actor Supervisor {
         loop: EventLoop, logger: Logger, makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
     ) {
         self.policy = policy
-        self.environment = environment
+        self.environment = WorkerEnvironment(configuration: configuration, base: environment)
         self.workerKeys = workerKeys
         self.loop = loop
         self.logger = logger
@@ -362,7 +363,7 @@ actor Supervisor {
         do {
             slot.startedAt = .now
             // Its own key, beside what it inherits, never on its command line.
-            var environment = environment ?? Self.inheritedEnvironment()
+            var environment = self.environment.environment(for: slot.launch.kind)
             environment[LocalWorkerKeys.environmentName] = workerKeys.issue(for: slot.name)
             slot.process = try ChildProcess(
                 executable: slot.launch.executable, arguments: slot.launch.arguments, environment: environment,
@@ -376,20 +377,6 @@ actor Supervisor {
         } catch {
             throw ClusterError("cannot start \(slot.launch.executable): \(error)")
         }
-    }
-
-    /// This process's environment, as a started worker inherits it.
-    private static func inheritedEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return result
     }
 
     private func exited(_ slot: Slot, _ exit: ChildProcess.Exit) {

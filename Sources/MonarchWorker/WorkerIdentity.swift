@@ -28,11 +28,12 @@ public struct WorkerIdentity: Sendable, Equatable {
         self.token = token
     }
 
-    /// The token a worker presents: the key the coordinator that started it gave it
-    /// (`MONARCH_WORKER_KEY`), which proves the name it was started under, else the shared
-    /// token (`MONARCH_TOKEN`), else none.
+    /// The secret a worker presents: the key the coordinator that started it gave it
+    /// (`MONARCH_WORKER_KEY`), which proves the name it was started under, else the workers'
+    /// secret (`MONARCH_WORKER_TOKEN`, the coordinator's `auth.workerToken`), else none. The
+    /// clients' token is never a worker's.
     public static var tokenFromEnvironment: String? {
-        ProcessSetup.environment("MONARCH_WORKER_KEY") ?? ProcessSetup.environment("MONARCH_TOKEN")
+        ProcessSetup.environment("MONARCH_WORKER_KEY") ?? ProcessSetup.environment("MONARCH_WORKER_TOKEN")
     }
 
     /// This machine's (or container's) host name.

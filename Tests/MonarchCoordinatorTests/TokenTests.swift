@@ -4,12 +4,12 @@ import Testing
 
 @Suite struct TokenTests {
     @Test func onlyTheSameTokenMatches() {
-        #expect(Coordinator.tokensMatch("secret", "secret"))
-        #expect(!Coordinator.tokensMatch("secreT", "secret"))
-        #expect(!Coordinator.tokensMatch("secret1", "secret"))
-        #expect(!Coordinator.tokensMatch("secre", "secret"))
-        #expect(!Coordinator.tokensMatch("", "secret"))
-        #expect(!Coordinator.tokensMatch(nil, "secret"))
-        #expect(!Coordinator.tokensMatch("secret", nil))
+        #expect(RoleGate.matches("secret", "secret"))
+        #expect(!RoleGate.matches("secreT", "secret"))
+        #expect(!RoleGate.matches("secret1", "secret"))
+        #expect(!RoleGate.matches("secre", "secret"))
+        #expect(!RoleGate.matches("", "secret"))
+        #expect(!RoleGate.matches(nil, "secret"))
+        #expect(!RoleGate.matches("secret", nil))
     }
 }

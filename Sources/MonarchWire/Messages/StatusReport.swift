@@ -255,9 +255,18 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// `changed` events dropped for watchers that did not read (each such run ends in an
     /// `overflow` event) since start.
     public var watchEventsDropped: Int?
+    /// Watcher connections closed since start for falling more than `limits.watchQueue` behind.
+    public var watchersClosed: Int?
     /// Changes made through other coordinators sharing a cache store that watchers were told
     /// of since start, each once however many cache workers forwarded it.
     public var sharedChanges: Int?
+    /// Requests refused `forbidden` since start: admin commands from clients.
+    public var forbidden: Int?
+    /// Hellos refused since start for the secret they presented (or did not).
+    public var unauthorized: Int?
+    /// Heartbeats that ran late since start (the coordinator's own loop was held up), on which
+    /// no worker was judged.
+    public var lateHeartbeats: Int?
 
     /// Creates a report.
     public init(
@@ -266,7 +275,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         tripsJoined: Int, joinersAskedAlone: Int, waitingForWorkers: Int, overloaded: Int, connectionsRefused: Int,
         slowReadersClosed: Int, idleClientsClosed: Int, unresponsiveWorkers: Int, draining: Bool, refreshesStarted: Int,
         backgroundRunning: Int, backgroundDropped: Int, invalidationsRemembered: Int, writeBacks: Int, writeBackFailures: Int,
-        watches: Int? = nil, watchEventsSent: Int? = nil, watchEventsDropped: Int? = nil, sharedChanges: Int? = nil
+        watches: Int? = nil, watchEventsSent: Int? = nil, watchEventsDropped: Int? = nil, sharedChanges: Int? = nil,
+        watchersClosed: Int? = nil, forbidden: Int? = nil, unauthorized: Int? = nil, lateHeartbeats: Int? = nil
     ) {
         self.version = version
         self.uptimeMs = uptimeMs
@@ -296,6 +306,10 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.watches = watches
         self.watchEventsSent = watchEventsSent
         self.watchEventsDropped = watchEventsDropped
+        self.watchersClosed = watchersClosed
         self.sharedChanges = sharedChanges
+        self.forbidden = forbidden
+        self.unauthorized = unauthorized
+        self.lateHeartbeats = lateHeartbeats
     }
 }

@@ -1,0 +1,74 @@
+/// Connections that have not said hello yet, so that strangers cannot keep anyone else out.
+///
+/// Each door class (client connections on Unix sockets, client connections over TCP, worker
+/// connections) has slots of its own, ``capacity`` each, so a flood at one door never takes
+/// another's. Within a class a peer (an IP address; every Unix-socket connection is one local
+/// peer) holds at most ``perPeer``. A new connection is never turned away for want of a slot:
+/// when its peer holds its share, that peer's longest-waiting handshake makes room; when the
+/// class is full, the longest-waiting handshake of the peer holding the most does. A client
+/// says hello within milliseconds, so what is pushed out is what waited longest for nothing.
+/// Loop thread only (a value the coordinator keeps).
+struct HandshakeSlots<Ticket: Hashable> {
+    /// A door class.
+    enum DoorClass: Hashable {
+        case unixClients, tcpClients, workers
+    }
+
+    /// Slots per door class.
+    let capacity: Int
+    /// Slots one peer may hold in a class.
+    let perPeer: Int
+
+    private struct Pending {
+        var ticket: Ticket
+        var peer: String
+    }
+
+    /// Pending handshakes per class, oldest first.
+    private var pending: [DoorClass: [Pending]] = [:]
+    /// The class of each pending ticket.
+    private var classOf: [Ticket: DoorClass] = [:]
+
+    /// Slots of `capacity` per class, `perPeer` of them at most per peer.
+    init(capacity: Int, perPeer: Int) {
+        self.capacity = max(1, capacity)
+        self.perPeer = max(1, min(perPeer, capacity))
+    }
+
+    /// Handshakes waiting now, in every class.
+    var count: Int { classOf.count }
+
+    /// Handshakes waiting now in `doorClass`.
+    func count(in doorClass: DoorClass) -> Int { pending[doorClass]?.count ?? 0 }
+
+    /// Handshakes waiting now from `peer` in `doorClass`.
+    func count(from peer: String, in doorClass: DoorClass) -> Int {
+        pending[doorClass]?.count { $0.peer == peer } ?? 0
+    }
+
+    /// Takes a slot for `ticket`, from `peer`, at a door of `doorClass`; returns the ticket whose
+    /// connection must be closed to make room, if one must.
+    mutating func take(_ ticket: Ticket, from peer: String, in doorClass: DoorClass) -> Ticket? {
+        var queue = pending[doorClass] ?? []
+        var pushedOut: Ticket?
+        if queue.count(where: { $0.peer == peer }) >= perPeer {
+            pushedOut = queue.remove(at: queue.firstIndex { $0.peer == peer }!).ticket
+        } else if queue.count >= capacity {
+            var held: [String: Int] = [:]
+            for entry in queue { held[entry.peer, default: 0] += 1 }
+            let greediest = held.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }!.key
+            pushedOut = queue.remove(at: queue.firstIndex { $0.peer == greediest }!).ticket
+        }
+        if let pushedOut { classOf[pushedOut] = nil }
+        queue.append(Pending(ticket: ticket, peer: peer))
+        pending[doorClass] = queue
+        classOf[ticket] = doorClass
+        return pushedOut
+    }
+
+    /// Frees `ticket`'s slot (its hello came, or its connection ended); nothing when it holds none.
+    mutating func release(_ ticket: Ticket) {
+        guard let doorClass = classOf.removeValue(forKey: ticket) else { return }
+        pending[doorClass]?.removeAll { $0.ticket == ticket }
+    }
+}
