@@ -14,9 +14,12 @@ import TestOrigins
 
 /// A cluster whose `static` domain is served by workers the test plays (none start), with
 /// `limits` (YAML lines under `limits:`) and any `extra` top-level YAML.
-func fakeWorkerCluster(limits: [String] = [], extra: String = "", token: String? = nil) -> ClusterOptions {
+func fakeWorkerCluster(
+    limits: [String] = [], extra: String = "", token: String? = nil, workerToken: String? = nil
+) -> ClusterOptions {
     var options = ClusterOptions()
     options.token = token
+    options.workerToken = workerToken
     options.custom = """
         domains:
           static: [bundle]
@@ -327,9 +330,9 @@ struct ConnectionLimitTests {
         }
     }
 
-    @Test("With a token configured, the Unix sockets ask for it too, and are the owner's alone (0600)")
+    @Test("With secrets configured, the Unix sockets ask for them too, and are the owner's alone (0600); the clients' token is no worker's")
     func tokenOnUnixSockets() async throws {
-        try await TestCluster.with(fakeWorkerCluster(token: "s3cret")) { cluster in
+        try await TestCluster.with(fakeWorkerCluster(token: "s3cret", workerToken: "w0rker")) { cluster in
             for path in [cluster.clientPath, cluster.workerPath] {
                 var status = stat()
                 #expect(stat(path, &status) == 0)
@@ -351,8 +354,20 @@ struct ConnectionLimitTests {
                 return
             }
             #expect(workerError.code == .unauthorized)
-            // With the token, both get in.
-            let worker = try await FakeWorker(at: cluster.workerPath, name: "fake", token: "s3cret")
+            // The clients' token does not make a worker (a rogue worker would get other
+            // clients' requests, their credentials, and write into the cache).
+            let clientAsWorker = try RawSocket(path: cluster.workerPath)
+            let alsoRefused = try await offPool { () -> WireMessage? in
+                clientAsWorker.send(.hello(Hello(role: .worker, token: "s3cret", kind: "bundle", name: "rogue")))
+                return try clientAsWorker.nextMessage()
+            }
+            guard case .error(let clientTokenError)? = alsoRefused else {
+                Issue.record("a worker with the clients' token was let in")
+                return
+            }
+            #expect(clientTokenError.code == .unauthorized)
+            // With their secrets, both get in.
+            let worker = try await FakeWorker(at: cluster.workerPath, name: "fake", token: "w0rker")
             let client = try await cluster.connect()
             let answer = start(client, Request(path: "docs/a"))
             let request = try await worker.nextRequest()

@@ -132,10 +132,11 @@ struct OperatingTests {
     func localWorkerNamesCannotBeTaken() async throws {
         var options = ClusterOptions(bundleCount: 1)
         options.token = "shared-t0ken"
+        options.workerToken = "worker-t0ken"
         try await TestCluster.with(options) { cluster in
             let before = try await cluster.status().bundleWorkers
             #expect(before.map(\.id) == ["bundle-1"])
-            for token in ["shared-t0ken", nil] {
+            for token in ["shared-t0ken", "worker-t0ken", nil] {
                 let impostor = try RawSocket(path: cluster.workerPath)
                 let reply = try await offPool {
                     impostor.send(.hello(Hello(role: .worker, token: token, kind: "bundle", pid: 1, name: "bundle-1")))
@@ -148,8 +149,8 @@ struct OperatingTests {
                 #expect(error.code == .unauthorized, "\(error)")
                 #expect(error.message.contains("a worker this coordinator starts"), "\(error.message)")
             }
-            // Another name with the shared token is a remote worker, as before.
-            let remote = try await FakeWorker(at: cluster.workerPath, name: "bundle@elsewhere", token: "shared-t0ken")
+            // Another name with the workers' secret is a remote worker.
+            let remote = try await FakeWorker(at: cluster.workerPath, name: "bundle@elsewhere", token: "worker-t0ken")
             try await eventually("the remote worker") { try await cluster.status().bundleWorkers.count == 2 }
             let after = try await cluster.status().bundleWorkers
             #expect(after.first { $0.id == "bundle-1" }?.pid == before.first?.pid, "the coordinator's bundle-1 is untouched")

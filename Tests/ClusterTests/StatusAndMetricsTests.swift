@@ -168,6 +168,22 @@ struct StatusAndMetricsTests {
         }
     }
 
+    @Test("Sixteen connections that never send a request do not keep a scrape out")
+    func idleConnectionsDoNotBlockScrapes() async throws {
+        try await TestCluster.with(metricsCluster()) { cluster in
+            let url = try await cluster.metricsURL()
+            let status = try await python("""
+                import socket, sys, time, urllib.parse, urllib.request
+                url = sys.argv[1]
+                port = urllib.parse.urlparse(url).port
+                idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+                time.sleep(0.2)
+                print(urllib.request.urlopen(url, timeout=10).status)
+                """, [url])
+            #expect(status.trimmingCharacters(in: .whitespacesAndNewlines) == "200")
+        }
+    }
+
     @Test("With a token, a scrape needs Authorization: Bearer; other paths are 404")
     func metricsToken() async throws {
         try await TestCluster.with(metricsCluster(token: "sesame")) { cluster in

@@ -32,6 +32,37 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// A TCP connection to `127.0.0.1:port`, made from the loopback address `source` (another
+    /// peer address on the same machine: `127.0.0.2`).
+    init(tcpPort port: UInt16, from source: String = "127.0.0.1", receiveTimeoutSeconds: Int = 15) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SpawnError("socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func address(_ host: String, _ port: UInt16) -> sockaddr_in {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            inet_pton(AF_INET, host, &address.sin_addr)
+            return address
+        }
+        var local = address(source, 0)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var remote = address("127.0.0.1", port)
+        let connected = bound == 0 && withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        } == 0
+        guard connected else {
+            let error = errno
+            Glibc.close(fd)
+            throw SpawnError("connect 127.0.0.1:\(port) from \(source): errno \(error)")
+        }
+    }
+
     deinit { Glibc.close(fd) }
 
     /// Writes all of `bytes`; false once the peer is gone.
@@ -100,9 +131,10 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
-    /// Says hello as a client and expects the welcome.
-    func greet() throws -> WireMessage? {
-        send(.hello(Hello(role: .client)))
+    /// Says hello as a client (presenting `token`) and returns the answer: the welcome, an
+    /// error, or nil when the coordinator closed the connection.
+    func greet(token: String? = nil) throws -> WireMessage? {
+        send(.hello(Hello(role: .client, token: token)))
         return try nextMessage()
     }
 }

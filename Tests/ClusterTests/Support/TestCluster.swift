@@ -47,8 +47,13 @@ struct ClusterOptions: Sendable {
     /// Replaces everything after `listen` (domains, routes, workers, …); `$FOLDER` stands for
     /// the cluster's folder.
     var custom: String?
-    /// `auth.token`, when set; the test's clients present it.
+    /// `auth.token`, when set; the test's clients present it (unless ``adminToken`` is set).
     var token: String?
+    /// `auth.adminToken`, when set; the test's clients (``TestCluster/connect(options:)``,
+    /// ``TestCluster/status()``) present it.
+    var adminToken: String?
+    /// `auth.workerToken`, when set.
+    var workerToken: String?
     /// A TCP port on 127.0.0.1 the coordinator also listens on for clients, when set.
     var tcpPort: UInt16?
     /// The `monarch` executable to run (its folder is where it finds the workers); the
@@ -67,7 +72,9 @@ struct ClusterOptions: Sendable {
 
     /// The configuration for a cluster in `folder`.
     func yaml(in folder: String) -> String {
-        let auth = token.map { "auth:\n  token: \($0)\n" } ?? ""
+        let secrets = [("token", token), ("adminToken", adminToken), ("workerToken", workerToken)]
+            .compactMap { key, value in value.map { "  \(key): \($0)\n" } }
+        let auth = secrets.isEmpty ? "" : "auth:\n" + secrets.joined()
         let tcp = tcpPort.map { ", tcp:127.0.0.1:\($0)" } ?? ""
         if let custom {
             return """
@@ -178,7 +185,7 @@ final class TestCluster: Sendable {
             }
             try folder.write("monarch.yml", options.yaml(in: folder.path))
             let up = try Spawned(options.monarch, ["up", "--config", folder.path + "/monarch.yml"])
-            let cluster = TestCluster(folder: folder, up: up, token: options.token)
+            let cluster = TestCluster(folder: folder, up: up, token: options.adminToken ?? options.token)
             do {
                 _ = try await up.waitForOutput(containing: "ready")
                 _ = try await cluster.status()
