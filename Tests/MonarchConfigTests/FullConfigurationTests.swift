@@ -262,6 +262,8 @@ import Testing
               backgroundTasks: 12
               invalidations: 13
               invalidateBytes: 400
+              watchQueue: 128KB
+              watchQueueTotal: 1MB
               routeCache: 0
 
             """, baseDirectory: "/srv")
@@ -277,6 +279,7 @@ import Testing
         #expect([limits.pathBytes, limits.pathComponents, limits.headers, limits.headerBytes] == [100, 9, 10, 200])
         #expect([limits.queryItems, limits.queryBytes, limits.backgroundTasks] == [11, 300, 12])
         #expect([limits.invalidations, limits.invalidateBytes] == [13, 400])
+        #expect([limits.watchQueueBytes, limits.watchQueueTotalBytes] == [128 << 10, 1 << 20])
         #expect(limits.routeCache == 0)
         #expect(try Configuration.parse(yaml: validHead, baseDirectory: "/srv").limits == Configuration.Limits())
         // A frame limit above the standard queue raises the queue with it, so any one answer fits.
