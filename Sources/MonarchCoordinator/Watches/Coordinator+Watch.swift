@@ -38,36 +38,32 @@ extension Coordinator {
 
     /// Tells the watchers of `key` (its key, a prefix of it, one of its `tags`) that an entry
     /// was stored there: `refreshed` when the trip had found an entry in the cache, else
-    /// `stored`. Loop thread.
+    /// `stored`. The events go out over the next loop turns (``fanOut(_:to:)``). Loop thread.
     func notifyStored(_ key: String, tags: [String], refreshed: Bool) {
         let refs = watches.watches(storedUnder: key, tags: tags)
         guard !refs.isEmpty else { return }
-        for ref in refs {
-            let event = ChangedMessage(
-                watch: ref.watch, event: refreshed ? .refreshed : .stored, key: key, tags: tags.isEmpty ? nil : tags)
-            clients[ref.client]?.assumeIsolated { $0.deliver(event) }
-        }
+        fanOut(
+            ChangedMessage(watch: 0, event: refreshed ? .refreshed : .stored, key: key, tags: tags.isEmpty ? nil : tags),
+            to: refs)
     }
 
     /// Tells the watchers each of `targets` concerns that it was invalidated. `removedKeys`:
     /// the keys the cache workers reported dropping, nil when they did not report them all
     /// (see ``WatchRegistry/watches(invalidating:removedKeys:)``); a key target under which
-    /// nothing was dropped (a path's `HEAD` key, typically) tells nobody. Loop thread.
+    /// nothing was dropped (a path's `HEAD` key, typically) tells nobody. The events go out
+    /// over the next loop turns (``fanOut(_:to:)``). Loop thread.
     func notifyInvalidated(_ targets: [CacheTarget], removedKeys: [String]?) {
         let removed = removedKeys.map(Set.init)
         for target in targets {
             if case .key(let key) = target, let removed, !removed.contains(key) { continue }
-            for ref in watches.watches(invalidating: target, removedKeys: removedKeys) {
-                var event = ChangedMessage(watch: ref.watch, event: .invalidated)
-                switch target {
-                case .key(let key): event.key = key
-                case .prefix(let prefix): event.prefix = prefix
-                case .tag(let tag): event.tag = tag
-                case .path, .pathPrefix: continue
-                }
-                let ready = event
-                clients[ref.client]?.assumeIsolated { $0.deliver(ready) }
+            var event = ChangedMessage(watch: 0, event: .invalidated)
+            switch target {
+            case .key(let key): event.key = key
+            case .prefix(let prefix): event.prefix = prefix
+            case .tag(let tag): event.tag = tag
+            case .path, .pathPrefix: continue
             }
+            fanOut(event, to: watches.watches(invalidating: target, removedKeys: removedKeys))
         }
     }
 }

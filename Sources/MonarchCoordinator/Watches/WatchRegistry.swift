@@ -25,7 +25,8 @@ struct WatchRegistry {
     private var byKey: [String: Set<WatchRef>] = [:]
     private var byTag: [String: Set<WatchRef>] = [:]
     private var byPrefix: [String: Set<WatchRef>] = [:]
-    private var perClientCount: [Int: Int] = [:]
+    /// Each client's watches, by the ids of their `watch` messages.
+    private var byClient: [Int: Set<MessageID>] = [:]
 
     /// A registry allowing `perClient` watches to each client.
     init(perClient: Int) {
@@ -36,14 +37,17 @@ struct WatchRegistry {
     var count: Int { targets.count }
 
     /// Watches `client` holds now.
-    func count(of client: Int) -> Int { perClientCount[client] ?? 0 }
+    func count(of client: Int) -> Int { byClient[client]?.count ?? 0 }
+
+    /// Whether the watch `ref` is held now.
+    func contains(_ ref: WatchRef) -> Bool { targets[ref] != nil }
 
     /// Adds the watch `ref` on `resolved` (keys, key prefixes and tags).
     mutating func add(_ ref: WatchRef, on resolved: [CacheTarget]) throws(Refusal) {
         guard targets[ref] == nil else { throw .idInUse }
         guard count(of: ref.client) < perClient else { throw .tooMany(limit: perClient) }
         targets[ref] = resolved
-        perClientCount[ref.client, default: 0] += 1
+        byClient[ref.client, default: []].insert(ref.watch)
         for target in resolved {
             switch target {
             case .key(let key): byKey[key, default: []].insert(ref)
@@ -58,8 +62,8 @@ struct WatchRegistry {
     @discardableResult
     mutating func remove(_ ref: WatchRef) -> Bool {
         guard let resolved = targets.removeValue(forKey: ref) else { return false }
-        perClientCount[ref.client, default: 1] -= 1
-        if perClientCount[ref.client] == 0 { perClientCount[ref.client] = nil }
+        byClient[ref.client]?.remove(ref.watch)
+        if byClient[ref.client]?.isEmpty == true { byClient[ref.client] = nil }
         for target in resolved {
             switch target {
             case .key(let key): Self.drop(ref, under: key, from: &byKey)
@@ -71,10 +75,12 @@ struct WatchRegistry {
         return true
     }
 
-    /// Removes every watch of `client`.
+    /// Removes every watch of `client`: work in proportion to its own watches, not to
+    /// everyone's. Once no watch is left, the tables give their storage back.
     mutating func removeAll(of client: Int) {
-        guard perClientCount[client] != nil else { return }
-        for ref in targets.keys where ref.client == client { remove(ref) }
+        guard let held = byClient[client] else { return }
+        for watch in held { remove(WatchRef(client: client, watch: watch)) }
+        if targets.isEmpty { self = WatchRegistry(perClient: perClient) }
     }
 
     private static func drop(_ ref: WatchRef, under name: String, from index: inout [String: Set<WatchRef>]) {

@@ -135,6 +135,11 @@ final class TestClient: Sendable {
         try await answers.take(timeout: 30) { $0.id == id }
     }
 
+    /// The next message `matches` accepts (others are kept for later).
+    func next(where matches: @Sendable @escaping (WireMessage) -> Bool) async throws -> WireMessage {
+        try await answers.take(timeout: 30, where: matches)
+    }
+
     /// Whether the coordinator closed the connection (within `timeout` seconds).
     func closed(within timeout: Double = 30) async -> Bool {
         await answers.finished(within: timeout)
