@@ -88,8 +88,12 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
         let tripStart = WorkerPool.trip?.start
-        let refreshed = WorkerPool.trip?.notes.hadCachedEntry ?? false
+        let notes = WorkerPool.trip?.notes
+        let refreshed = notes?.hadCachedEntry ?? false
         let tags = EntryTags.tags(of: response, within: tagLimits)
+        // Until it ends, identical reads get the trip's answer (``HeldAnswers``).
+        notes?.writeBackBegan()
+        defer { notes?.writeBackEnded() }
         await withTaskExecutorPreference(loop) {
             if let tripStart, invalidated(key, tags: tags, since: tripStart) {
                 state.value.storesSkipped += 1
@@ -132,8 +136,10 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
         var keysComplete = true
     }
 
-    /// Whether an invalidation after `start` covers `key`, tagged `tags`.
-    private func invalidated(_ key: String, tags: [String], since start: ContinuousClock.Instant) -> Bool {
+    /// Whether an invalidation after `start` covers `key`, tagged `tags`: a write-back of a
+    /// trip that started at `start` is then dropped, and its held answer is not handed out
+    /// (``HeldAnswers``). Loop thread only.
+    func invalidated(_ key: String, tags: [String], since start: ContinuousClock.Instant) -> Bool {
         if let folded = state.value.foldedInvalidationsUntil, folded > start { return true }
         return state.value.recentInvalidations.contains { invalidation in
             guard invalidation.at > start else { return false }

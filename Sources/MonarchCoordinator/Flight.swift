@@ -38,10 +38,14 @@ final class Flight {
     var waiters = WaiterList()
     var task: Task<Void, Never>?
     /// The request the trip answers, and the chain it goes down.
-    private let request: Request
-    private let providers: [any RequestProvider]
+    let request: Request
+    let providers: [any RequestProvider]
     /// How long the trip may run: as long as its longest-waiting waiter.
     let budget: TripBudget
+    /// When the trip started: invalidations after it win over its answer.
+    let began: ContinuousClock.Instant
+    /// What the trip meets on its way (its write-backs, for ``HeldAnswers``).
+    let notes = TripNotes()
 
     init(id: Int, key: String?, request: Request, providers: [any RequestProvider], budget: TripBudget) {
         self.id = id
@@ -49,6 +53,7 @@ final class Flight {
         self.request = request
         self.providers = providers
         self.budget = budget
+        self.began = .now
     }
 
     /// The providers the trip asks, in order: the one after the last attempt is being asked.
@@ -156,7 +161,8 @@ struct ChainWork: Sendable {
 }
 
 /// The trips under way, by shared key: a read identical to one in flight joins it instead of
-/// starting another.
+/// starting another; one that arrives after the trip's answer and before its write-back is
+/// stored gets that answer (``HeldAnswers``).
 ///
 /// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
 /// which the compiler checks. Requests enter from code running on the loop synchronously,
@@ -188,11 +194,18 @@ actor FlightTable {
     private(set) var askedAlone = 0
     /// What every trip shares.
     nonisolated let work: ChainWork
+    /// Answers of ended trips whose write-back is not stored yet, at most
+    /// ``BackgroundWork/limit`` of them.
+    private var held: HeldAnswers
 
     init(loop: EventLoop, work: ChainWork) {
         self.loop = loop
         self.work = work
+        self.held = HeldAnswers(capacity: work.background.limit)
     }
+
+    /// Answers held for reads that arrive before their trip's write-back is stored.
+    var heldAnswers: Int { held.count }
 
     /// Runs the table's jobs on its loop's thread.
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
@@ -219,7 +232,14 @@ actor FlightTable {
             table.nextWaiter += 1
             let flight: Flight
             let startedTheTrip: Bool
-            if let key, let id = table.shared[key], let underWay = table.flights[id] {
+            if let key, table.shared[key] == nil, let entry = table.held.answer(for: key) {
+                // The trip has ended and its write-back is not stored yet: its answer, as a
+                // joiner would have had it.
+                table.joined += 1
+                let (response, prepared) = (entry.response, entry.prepared)
+                table.loop.execute { done(.success(response), prepared) }
+                return waiter
+            } else if let key, let id = table.shared[key], let underWay = table.flights[id] {
                 table.joined += 1
                 underWay.budget.extend(to: .now + deadline)
                 (flight, startedTheTrip) = (underWay, false)
@@ -271,21 +291,21 @@ actor FlightTable {
         flights[flight.id] = flight
         if let key { shared[key] = flight.id }
         let (id, attempts, work) = (flight.id, flight.attempts, work)
+        let trip = WorkerPool.Trip(start: flight.began, budget: budget, client: client, notes: flight.notes)
         flight.task = Task(executorPreference: loop) { [self] in
-            let result = await Self.fly(request, along: providers, work: work, budget: budget, client: client, attempts: attempts)
+            let result = await Self.fly(request, along: providers, work: work, trip: trip, attempts: attempts)
             complete(id, with: result)
         }
         return flight
     }
 
-    /// The trip itself: `request` down `providers` within `budget`, on behalf of `client`
-    /// (whose share of the workers the trip uses).
+    /// The trip itself: `request` down `providers` as `trip` (within its budget, on behalf of
+    /// its client, whose share of the workers the trip uses).
     private static func fly(
-        _ request: Request, along providers: [any RequestProvider], work: ChainWork, budget: TripBudget, client: Int,
+        _ request: Request, along providers: [any RequestProvider], work: ChainWork, trip: WorkerPool.Trip,
         attempts: AttemptLog
     ) async -> Result<Response, ChainError> {
-        let trip = WorkerPool.Trip(start: .now, budget: budget, client: client)
-        return await WorkerPool.$trip.withValue(trip) {
+        await WorkerPool.$trip.withValue(trip) {
             do throws(ChainError) {
                 return .success(try await ProviderChain.perform(
                     request, along: providers, refreshes: work.refreshes, background: work.background
@@ -347,11 +367,34 @@ actor FlightTable {
             // A response for several waiters is encoded once for all of them.
             var prepared: PreparedResponse?
             if shareable, case .success(let response) = result { prepared = PreparedResponse(response.message(id: 0)) }
+            if case .success(let response) = result { table.hold(response, prepared: prepared, of: flight) }
             for (_, entry) in answered {
                 entry.deliver(flight.outcome(
                     of: result, prepared: prepared, startedTheTrip: entry.startedTheTrip, shareable: shareable))
             }
         }
+    }
+
+    /// Holds `response`, the answer of `flight`, for the identical reads that arrive before its
+    /// write-back is stored, when it is an answer the cache will keep for everyone (see
+    /// ``HeldAnswers``).
+    private func hold(_ response: Response, prepared: PreparedResponse?, of flight: Flight) {
+        let request = flight.request
+        guard let key = flight.key, let cacheKey = request.route.cacheKey, request.policy != .noCache,
+            request.isShareable, response.mayBeShared, response.mayBeStored,
+            !CachePool.kinds.contains(response.source ?? "")
+        else { return }
+        let pools = flight.providers.compactMap { $0 as? CachePool }
+        guard !pools.isEmpty else { return }
+        var hold = HeldAnswers.longestHold
+        if let ttl = response.ttl ?? request.route.ttl { hold = min(hold, ttl) }
+        for pool in pools { hold = min(hold, pool.invalidationMemory) }
+        let began = flight.began
+        let tagged = pools.map { ($0, EntryTags.tags(of: response, within: $0.tagLimits)) }
+        held.hold(HeldAnswers.Entry(
+            flight: flight.id, response: response, prepared: prepared, notes: flight.notes, until: .now + hold,
+            isInvalidated: { tagged.contains { pool, tags in pool.invalidated(cacheKey, tags: tags, since: began) } }
+        ), under: key)
     }
 
     /// Stops a waiter's deadline timer and keeps it for another waiter, or closes it when
