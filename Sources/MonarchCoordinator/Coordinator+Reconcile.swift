@@ -68,7 +68,8 @@ extension Coordinator {
 
     /// The size wanted for `kind`, why its pool failed (if it did), and its local workers.
     private func look(at kind: String, _ supervisor: Supervisor) -> (Int, String?, [ScalePlan.Worker]) {
-        var serving: Set<String> = []
+        // A kind no domain uses has no pool here: its workers count once connected.
+        var serving: Set<String> = pools[kind] == nil ? connectedWorkerNames[kind] ?? [] : []
         for worker in pools[kind]?.workers ?? [] where worker.lostReason == nil && !worker.isUnresponsive {
             serving.insert(worker.id)
         }
@@ -81,10 +82,11 @@ extension Coordinator {
         return (state?.desired ?? 0, state?.failure, workers)
     }
 
-    /// Local workers of every pool running and not registered (starting, in their handshake).
+    /// Local workers of every pool running and not registered (starting, in their handshake),
+    /// whether or not a domain uses their kind.
     private func startingLocalWorkers(_ supervisor: Supervisor) -> Int {
         supervisor.assumeIsolated { $0.poolStates }.reduce(0) { total, entry in
-            let registered = Set(pools[entry.kind]?.connected.map(\.id) ?? [])
+            let registered = connectedWorkerNames[entry.kind] ?? []
             return total + entry.state.slots.filter { $0.pid != nil && !registered.contains($0.name) }.count
         }
     }

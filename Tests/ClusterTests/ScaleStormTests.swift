@@ -43,14 +43,17 @@ struct ScaleStormTests {
         }
     }
 
-    /// Sends every scale of `targets` on one connection without waiting, then reads their answers.
-    static func scaleAtOnce(_ cluster: TestCluster, _ targets: [Int]) async throws -> [Int: WireMessage] {
+    /// Sends every scale of `targets` on one connection, `spacing` apart (none: all at once),
+    /// then reads their answers, by id (from 1).
+    static func scaleAll(_ cluster: TestCluster, _ targets: [Int], spacing: Duration = .zero) async throws -> [Int: WireMessage] {
         try await offPool {
             let socket = try RawSocket(path: cluster.folder.path + "/c.sock", receiveTimeoutSeconds: 120)
             socket.send(.hello(Hello(role: .client, token: cluster.token)))
             guard case .welcome? = try socket.nextMessage() else { throw SpawnError("no welcome") }
             for (index, count) in targets.enumerated() {
                 socket.send(.scale(ScaleMessage(id: MessageID(index + 1), kind: "bundle", count: count)))
+                // Spread out, so that scales arrive while the pool is moving.
+                if spacing > .zero { usleep(UInt32(spacing.wholeMilliseconds * 1000)) }
             }
             var answers: [Int: WireMessage] = [:]
             while answers.count < targets.count {
@@ -65,29 +68,41 @@ struct ScaleStormTests {
         }
     }
 
-    @Test("Twenty scales at once on one connection: each is answered with a report, the pool ends at the last target, and no request lacks a worker")
-    func twentyScalesAtOnce() async throws {
+    /// Expects every answer to be a report, the last one's count the last target, and those
+    /// ending elsewhere than asked marked superseded; then the pool at the last target.
+    static func expectConverged(_ cluster: TestCluster, _ targets: [Int], _ answers: [Int: WireMessage]) async throws {
+        for (id, answer) in answers.sorted(by: { $0.key < $1.key }) {
+            guard case .result(let result) = answer else {
+                Issue.record("scale #\(id) (to \(targets[id - 1])) was answered \(answer)")
+                continue
+            }
+            let report = try result.report(as: ScaleReport.self)
+            #expect(report.kind == "bundle")
+            if report.count != targets[id - 1] {
+                #expect(report.superseded == true && report.requested == targets[id - 1], "scale #\(id): \(report)")
+            }
+            if id == targets.count { #expect(report.count == targets.last, "the last scale reports its own target") }
+        }
+        let last = targets.last ?? 0
+        let status = try await cluster.status()
+        #expect(status.bundleWorkers.count == last, "\(status.bundleWorkers.map(\.id))")
+        let pool = status.typed.pools.first { $0.kind == "bundle" }
+        #expect(pool?.desired == last && pool?.state == .ok, "\(String(describing: pool))")
+        #expect(status.typed.workers.filter { $0.kind == "bundle" }.count == last, "no worker left starting or draining")
+    }
+
+    @Test("Twenty scales at once on one connection, then twenty spread out: each is answered with a report, the pool ends at the last target, and no request lacks a worker")
+    func scaleStorms() async throws {
         try await TestCluster.with(ClusterOptions(bundleCount: 2, latency: "20ms")) { cluster in
             let load = try await SteadyLoad(cluster, clients: 6, expected: Self.hello)
             let floor = LiveFloor(cluster)
             try await eventually("answers before the storm") { load.answered > 10 }
-            let targets = [1, 5, 2, 4, 1, 3, 5, 1, 2, 5, 4, 1, 3, 2, 5, 1, 4, 2, 5, 3]
-            let answers = try await Self.scaleAtOnce(cluster, targets)
-            for (id, answer) in answers.sorted(by: { $0.key < $1.key }) {
-                guard case .result(let result) = answer else {
-                    Issue.record("scale #\(id) (to \(targets[id - 1])) was answered \(answer)")
-                    continue
-                }
-                let report = try result.report(as: ScaleReport.self)
-                #expect(report.kind == "bundle")
-                if id == targets.count { #expect(report.count == 3, "the last scale reports its own target") }
-            }
-            let status = try await cluster.status()
-            #expect(status.bundleWorkers.count == 3, "\(status.bundleWorkers.map(\.id))")
-            let pool = status.typed.pools.first { $0.kind == "bundle" }
-            #expect(pool?.desired == 3 && pool?.state == .ok, "\(String(describing: pool))")
-            #expect(status.typed.workers.filter { $0.kind == "bundle" }.count == 3, "no worker left starting or draining")
-            try await eventually("answers after the storm") { load.answered > 20 }
+            let atOnce = [1, 5, 2, 4, 1, 3, 5, 1, 2, 5, 4, 1, 3, 2, 5, 1, 4, 2, 5, 3]
+            try await Self.expectConverged(cluster, atOnce, try await Self.scaleAll(cluster, atOnce))
+            let spread = [4, 1, 5, 2, 3, 1, 5, 4, 2, 1, 3, 5, 2, 4, 1, 5, 3, 2, 4, 2]
+            try await Self.expectConverged(cluster, spread, try await Self.scaleAll(cluster, spread, spacing: .milliseconds(50)))
+            let answered = load.answered
+            try await eventually("answers after the storms") { load.answered > answered + 10 }
             await load.stop()
             let lowest = await floor.stop()
             let errors = load.errors
