@@ -174,6 +174,12 @@ valid("store", "Write-back: the coordinator hands a cache worker a response to k
 valid("store-tags", "Write-back of an entry its upstream tagged user-1 and users.",
       msg({"type": "store", "id": 14, "key": "GET api users/1", "status": 200, "body": b64(b'{"id":1}'),
            "tags": ["user-1", "users"]}))
+valid("store-variant", "Write-back of a variant: the response varies on Accept-Language and Cookie; the request sent Accept-Language fr and no cookie.",
+      msg({"type": "store", "id": 15, "key": "GET api news", "status": 200,
+           "headers": {"vary": "Accept-Language, Cookie"}, "body": b64(b'bonjour'),
+           "variant": "accept-language:fr\ncookie"}))
+invalid("store-variant-number", "A store whose variant is not a string.", "invalidField",
+        bad(compact({"type": "store", "id": 16, "key": "GET api news", "status": 200, "variant": 7})))
 valid("invalidate-key", "Drop one cache entry.",
       msg({"type": "invalidate", "id": 3, "key": "users/1"}))
 valid("invalidate-prefix", "Drop every cache entry whose key starts with users/.",

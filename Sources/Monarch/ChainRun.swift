@@ -83,7 +83,7 @@ struct ChainRun: Sendable {
     /// Hands a cacheable success to the storing providers before `position`, in the background
     /// (dropped when the background work is full or draining: a cache may miss, never lie).
     private func writeBack(_ response: Response, answeredAt position: Int) {
-        guard position > 0, response.mayBeStored, request.isShareable else { return }
+        guard position > 0, SharingRules.mayStore(response, for: request) else { return }
         for case let store as any ResponseStoring in providers[..<position] {
             let request = self.request
             background.start { await store.store(response, for: request) }

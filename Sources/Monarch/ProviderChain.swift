@@ -4,7 +4,8 @@
 /// request's domain, in registration order. The first response wins and later providers are not
 /// asked; misses and failures are recorded and pass the request on. When every provider missed
 /// or failed, the request gets one ``ChainError`` listing each outcome. When a provider answers
-/// a ``Request/isShareable`` request with a response that ``Response/mayBeStored``, every
+/// a ``Request/isShareable`` request with a response that ``Response/mayBeStored`` (see
+/// ``SharingRules``), every
 /// ``ResponseStoring`` provider standing before it in the chain is handed the response
 /// (write-back), without delaying the answer.
 ///
@@ -19,6 +20,10 @@
 ///   asked in the background to refresh it — once per cache key at a time (stale while
 ///   revalidate).
 /// - `noCache`: storing providers are neither asked nor handed the response.
+///
+/// Whatever the policy, a read that may not share (``SharingRules/bypassesCaches(_:)``:
+/// credentials on a route that is not public, conditions, unknown headers) passes the storing
+/// providers by, as under `noCache`.
 public struct ProviderChain: Sendable {
     /// One provider and the domain it was registered with.
     public struct Registration: Sendable {
@@ -86,8 +91,10 @@ public struct ProviderChain: Sendable {
     }
 
     /// The providers of `providers` that `request` may reach, in chain order: all of them, less
-    /// the storing ones under `noCache`.
+    /// the storing ones under `noCache` and for a read that passes the caches by (credentials
+    /// on a route that is not public, conditions, unknown headers: see ``SharingRules``).
     static func reachable(for request: Request, from providers: [any RequestProvider]) -> [any RequestProvider] {
-        request.policy == .noCache ? providers.filter { !($0 is any ResponseStoring) } : providers
+        let passesCaches = request.policy == .noCache || SharingRules.bypassesCaches(request)
+        return passesCaches ? providers.filter { !($0 is any ResponseStoring) } : providers
     }
 }

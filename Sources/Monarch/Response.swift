@@ -48,10 +48,25 @@ public struct Response: Sendable, Hashable {
     /// Whether the status is a success (2xx).
     public var isSuccess: Bool { (200..<300).contains(status) }
 
-    /// Whether a shared cache may keep this response for other requests: a fresh response
-    /// that ``mayBeShared``, with status 200, 203 or 204 (not a partial 206).
+    /// Whether a shared cache may keep this response for other requests, as a variant of its
+    /// key when it has a `Vary` (see ``SharingRules``): a fresh response with status 200, 203
+    /// or 204 (not a partial 206) that is ``cacheable``, whose `Cache-Control` says neither
+    /// `private` nor `no-store`, that sets no cookie, and whose `Vary` is not `*`.
     public var mayBeStored: Bool {
-        !stale && [200, 203, 204].contains(status) && mayBeShared
+        guard !stale, [200, 203, 204].contains(status), cacheable else { return false }
+        for (name, value) in headers {
+            guard Self.sharingHeaderLengths.contains(name.utf8.count) else { continue }
+            switch name.asciiLowercased {
+            case "set-cookie", "set-cookie2": return false
+            case "vary":
+                if Self.listItems(value).contains("*") { return false }
+            case "cache-control":
+                let directives = Self.listItems(value).map { $0.prefix { $0 != "=" } }
+                if directives.contains(where: { $0 == "private" || $0 == "no-store" }) { return false }
+            default: continue
+            }
+        }
+        return true
     }
 
     /// Whether this answer, fetched for one request, may be handed to other requests for the

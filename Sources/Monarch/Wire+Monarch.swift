@@ -62,11 +62,16 @@ extension Response {
     }
 
     /// This response as a `store` message keeping it under `key`, fresh for `ttl` (for ever
-    /// when nil), tagged with `tags`, its header names in lowercase.
-    public func storeMessage(id: MessageID, key: String, ttl: Duration?, tags: [String] = []) -> StoreMessage {
+    /// when nil), tagged with `tags`, as the variant `variant` of its key (see
+    /// ``SharingRules/storedVariant(of:for:)``; nil: it varies on nothing), its header names in
+    /// lowercase.
+    public func storeMessage(
+        id: MessageID, key: String, ttl: Duration?, tags: [String] = [], variant: String? = nil
+    ) -> StoreMessage {
         StoreMessage(
             id: id, key: key, status: status, headers: headers.isEmpty ? nil : Self.lowercasedHeaderNames(headers),
-            ttlMs: ttl?.wholeMilliseconds, content: content.isEmpty ? nil : content, tags: tags.isEmpty ? nil : tags)
+            ttlMs: ttl?.wholeMilliseconds, content: content.isEmpty ? nil : content, tags: tags.isEmpty ? nil : tags,
+            variant: variant)
     }
 }
 

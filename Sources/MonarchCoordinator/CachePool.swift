@@ -83,8 +83,9 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
 
     /// Hands `response` to the worker owning the request's key, fresh for the response's TTL
     /// (the upstream's) or else the route's, at most the TTL the requester asked for, and
-    /// tagged with the upstream's tags (``EntryTags``). Failures are logged: write-back never
-    /// fails a request.
+    /// tagged with the upstream's tags (``EntryTags``), as the variant of the key that the
+    /// request's values of the varied headers pick (``SharingRules/storedVariant(of:for:)``).
+    /// Failures are logged: write-back never fails a request.
     func store(_ response: Response, for request: Request) async {
         guard let key = request.route.cacheKey else { return }
         let tripStart = WorkerPool.trip?.start
@@ -103,7 +104,10 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
             guard let worker = pool.owner(of: key) else { return }
             var ttl = response.ttl ?? request.route.ttl
             if let asked = request.route.requestedTTL { ttl = min(ttl ?? asked, asked) }
-            switch await worker.exchange({ .store(response.storeMessage(id: $0, key: key, ttl: ttl, tags: tags)) }) {
+            let variant = SharingRules.storedVariant(of: response, for: request)
+            switch await worker.exchange({
+                .store(response.storeMessage(id: $0, key: key, ttl: ttl, tags: tags, variant: variant))
+            }) {
             case .result?:
                 state.value.stores += 1
                 onStored?(key, tags, refreshed)

@@ -16,14 +16,16 @@ struct RequestPlan {
     /// The time this client waits at most.
     var deadline: Duration
     /// The key identical reads in flight share: the request key, the cache policy and the
-    /// values of the negotiation headers (``Request/negotiationVariant``); nil for requests
-    /// that are not ``Request/isShareable`` (mutations, bodies, credentials, conditions,
-    /// unknown headers), which never share a trip.
+    /// values of the negotiation and route-keyed headers (``Request/negotiationVariant``); nil
+    /// for requests that are not ``Request/isShareable`` (mutations, bodies, credentials off a
+    /// public route, conditions, unknown headers), which never share a trip.
     var sharedKey: String?
 
     /// Plans `message`: checks it against `limits`, parses its path, finds its route and
     /// domain, fills in the upstream. Header names are lowercased, as the protocol compares them
-    /// (names differing only in case become one header, values joined in name order).
+    /// (names differing only in case become one header, values joined in name order). A read
+    /// that may share loses the tracing ids its route does not key
+    /// (``SharingRules/upstreamHeaders(of:)``).
     ///
     /// The client's deadline is the shortest of its `deadlineMs` and the route's timeout (else
     /// `limits.timeout`).
@@ -87,7 +89,9 @@ struct RequestPlan {
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(
                 parameters: match.parameters, upstream: upstream, ttl: requestedTTL ?? route.ttl, cacheKey: key,
-                requestedTTL: requestedTTL))
+                requestedTTL: requestedTTL, isPublic: route.isPublic, keyedHeaders: route.keyedHeaders))
+        // A read that shares carries upstream only what its sharing accounts for.
+        if !request.headers.isEmpty { request.headers = SharingRules.upstreamHeaders(of: request) }
         providers = chain
         self.domain = domain
         self.deadline = deadline

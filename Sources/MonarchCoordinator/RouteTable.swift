@@ -14,6 +14,10 @@ struct RouteOptions: Sendable {
     var timeout: Duration?
     /// The route's cache policy, when it sets one.
     var policy: CachePolicy?
+    /// Whether credentialed requests may share (`public:`).
+    var isPublic = false
+    /// The request headers the route forwards and keys (`headers:`), lowercase.
+    var keyedHeaders: [String] = []
 }
 
 extension Router where Target == RouteOptions {
@@ -39,7 +43,8 @@ extension Router where Target == RouteOptions {
                 }
             }
             add(pattern, RouteOptions(
-                domain: route.domain, upstream: upstream, ttl: route.ttl, timeout: route.timeout, policy: route.policy))
+                domain: route.domain, upstream: upstream, ttl: route.ttl, timeout: route.timeout, policy: route.policy,
+                isPublic: route.isPublic, keyedHeaders: route.headers))
         }
     }
 }

@@ -165,7 +165,8 @@ enum HotMessageCodec {
             guard read("headers", into: &message.headers, { $0.stringMap() }),
                 read("body", into: &message.content, Self.body),
                 read("ttlMs", into: &message.ttlMs, { $0.unsignedInteger() }),
-                read("tags", into: &message.tags, { $0.stringArray() })
+                read("tags", into: &message.tags, { $0.stringArray() }),
+                read("variant", into: &message.variant, { $0.string() })
             else { return nil }
             return message
         }
@@ -376,6 +377,7 @@ enum HotMessageCodec {
             if withBody { writer.field("body", store.content) }
             writer.field("ttlMs", store.ttlMs)
             writer.field("tags", store.tags)
+            writer.field("variant", store.variant)
         case .miss(let miss):
             writer.begin(type: "miss")
             writer.field("id", miss.id)

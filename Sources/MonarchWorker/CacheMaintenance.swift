@@ -8,10 +8,11 @@ public protocol CacheMaintenance: Sendable {
     /// Keeps `response` under `key`, fresh for `response.ttl` (for ever when nil), tagged
     /// with `tags` (replacing the tags of an entry it replaces). Returns only once the entry is
     /// as durable as the store promises (on disk for a file store), so an acknowledged store
-    /// survives a restart.
+    /// survives a restart. A `variant` (the `store` message's) makes the entry one variant of
+    /// its key, answered only to requests whose values of the varied headers match it.
     ///
     /// - Throws: ``ProviderFailure`` when the entry cannot be kept.
-    func store(_ response: Response, under key: String, tags: [String]) async throws(ProviderFailure)
+    func store(_ response: Response, under key: String, tags: [String], variant: String?) async throws(ProviderFailure)
 
     /// Drops the entry under `target`'s key, every entry whose key starts with its prefix, or
     /// every entry tagged with its tag (the coordinator sends no other targets).
@@ -42,9 +43,14 @@ extension CacheMaintenance {
         try await invalidateKeys(target).count
     }
 
-    /// Keeps `response` under `key` with no tags.
+    /// Keeps `response` under `key` with no tags, varying on nothing.
     public func store(_ response: Response, under key: String) async throws(ProviderFailure) {
-        try await store(response, under: key, tags: [])
+        try await store(response, under: key, tags: [], variant: nil)
+    }
+
+    /// Keeps `response` under `key` tagged `tags`, varying on nothing.
+    public func store(_ response: Response, under key: String, tags: [String]) async throws(ProviderFailure) {
+        try await store(response, under: key, tags: tags, variant: nil)
     }
 
     /// No figures.

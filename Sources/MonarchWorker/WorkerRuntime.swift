@@ -168,7 +168,7 @@ public final class WorkerRuntime: Sendable {
             await send(prepare(.result(ResultMessage(id: status.id, data: data))), on: connection)
         case .store(let store):
             maintain(store.id, on: connection) { cache throws(ProviderFailure) in
-                try await cache.store(Response(store), under: store.key, tags: store.tags ?? [])
+                try await cache.store(Response(store), under: store.key, tags: store.tags ?? [], variant: store.variant)
                 return ["stored": .bool(true)]
             }
         case .invalidate(let invalidate):

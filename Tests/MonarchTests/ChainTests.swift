@@ -137,7 +137,6 @@ import Testing
             WriteBackCase(name: "If-None-Match", outcome: ok("whole"), headers: ["If-None-Match": "\"x\""]),
             WriteBackCase(name: "206", outcome: ok("part", status: 206)),
             WriteBackCase(name: "Set-Cookie", outcome: .response(Response(headers: ["Set-Cookie": "s=1"], body: Data("x".utf8)))),
-            WriteBackCase(name: "Vary: Cookie", outcome: .response(Response(headers: ["Vary": "Accept-Encoding, Cookie"]))),
             WriteBackCase(name: "Vary: *", outcome: .response(Response(headers: ["vary": "*"]))),
             WriteBackCase(name: "an API key in a header of its own", outcome: ok("you are alice"), headers: ["X-Api-Key": "alice"]),
             WriteBackCase(name: "an unknown header", outcome: ok("tailored"), headers: ["X-Tenant": "acme"]),

@@ -9,12 +9,12 @@ import Testing
 
 @Suite("Which answers may be shared and kept")
 struct SharingTests {
-    @Test("Headers are neutral, negotiation or personal; unknown ones are personal", arguments: [
-        ("Accept-Encoding", HeaderRole.neutral), ("X-Request-Id", .neutral), ("traceparent", .neutral),
-        ("X-B3-TraceId", .neutral), ("Cache-Control", .neutral), ("Connection", .neutral),
+    @Test("Headers are neutral, tracing, negotiation, credential or personal; unknown ones are personal", arguments: [
+        ("Accept-Encoding", HeaderRole.neutral), ("X-Request-Id", .tracing), ("traceparent", .tracing),
+        ("X-B3-TraceId", .tracing), ("Cache-Control", .neutral), ("Connection", .neutral),
         ("Accept", .negotiation), ("accept-language", .negotiation), ("User-Agent", .negotiation),
-        ("Authorization", .personal), ("Cookie", .personal), ("Range", .personal), ("If-None-Match", .personal),
-        ("X-Api-Key", .personal), ("X-Whatever", .personal), ("Proxy-Authorization", .personal),
+        ("Authorization", .credential), ("Cookie", .credential), ("Range", .personal), ("If-None-Match", .personal),
+        ("X-Api-Key", .credential), ("X-Whatever", .personal), ("Proxy-Authorization", .credential),
     ])
     func headerRoles(name: String, role: HeaderRole) {
         #expect(HeaderRole(name: name) == role)
@@ -43,25 +43,26 @@ struct SharingTests {
         #expect(Request(path: "a", headers: ["X-Request-Id": "7"]).negotiationVariant == "")
     }
 
-    @Test("An answer may be shared unless it is private, sets a cookie or varies on a request header", arguments: [
-        ([:], true, true),
-        (["Vary": "Accept-Encoding"], true, true),
-        (["Cache-Control": "public, max-age=60"], true, true),
-        (["Cache-Control": "max-age=60, Private"], true, false),
-        (["cache-control": "private=\"set-cookie\""], true, false),
-        (["Cache-Control": "no-store"], true, false),
-        (["Set-Cookie": "sid=alice-secret"], true, false),
-        (["SET-COOKIE2": "sid=alice-secret", "Content-Type": "text/plain"], true, false),
-        (["Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"], true, true),
-        (["Vary": "Accept"], true, false),
-        (["vary": "accept-encoding, X-Api-Key"], true, false),
-        (["Vary": "*"], true, false),
-        ([:], false, false),
-    ] as [([String: String], Bool, Bool)])
-    func shareableAnswers(headers: [String: String], cacheable: Bool, shared: Bool) {
+    @Test("An answer may be shared with joiners unless it is private, sets a cookie or varies on a request header; stored unless private, a cookie or Vary: *", arguments: [
+        ([:], true, true, true),
+        (["Vary": "Accept-Encoding"], true, true, true),
+        (["Cache-Control": "public, max-age=60"], true, true, true),
+        (["Cache-Control": "max-age=60, Private"], true, false, false),
+        (["cache-control": "private=\"set-cookie\""], true, false, false),
+        (["Cache-Control": "no-store"], true, false, false),
+        (["Set-Cookie": "sid=alice-secret"], true, false, false),
+        (["SET-COOKIE2": "sid=alice-secret", "Content-Type": "text/plain"], true, false, false),
+        (["Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"], true, true, true),
+        (["Vary": "Accept"], true, false, true),
+        (["vary": "accept-encoding, X-Api-Key"], true, false, true),
+        (["Vary": "*"], true, false, false),
+        (["Vary": "Accept, *"], true, false, false),
+        ([:], false, false, false),
+    ] as [([String: String], Bool, Bool, Bool)])
+    func shareableAnswers(headers: [String: String], cacheable: Bool, shared: Bool, stored: Bool) {
         let response = Response(headers: headers, body: Data("x".utf8), cacheable: cacheable)
         #expect(response.mayBeShared == shared)
-        #expect(response.mayBeStored == shared)
+        #expect(response.mayBeStored == stored)
     }
 
     @Test("A stale or partial answer may be shared with joiners but is never stored")

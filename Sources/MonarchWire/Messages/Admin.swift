@@ -26,14 +26,20 @@ public struct StoreMessage: Codable, Sendable, Equatable {
     /// The entry's tags (from the upstream's `Surrogate-Key` or `Cache-Tag`), for invalidation
     /// and watches by tag; absent: none.
     public var tags: [String]?
+    /// What the entry remembers of the request it answered: the values of the request headers
+    /// the entry varies on (its `Vary`, and the route's keyed headers), as `name:value` lines
+    /// (a header the request lacked: its name alone); the entry then answers only requests
+    /// whose values match. Absent: the entry varies on nothing.
+    public var variant: String?
 
     /// Creates a store message whose body is `content`, as it travels.
     public init(
         id: MessageID, key: String, status: Int, headers: [String: String]? = nil, ttlMs: UInt64? = nil,
-        content: MessageBody?, tags: [String]? = nil
+        content: MessageBody?, tags: [String]? = nil, variant: String? = nil
     ) {
         self.init(id: id, key: key, status: status, headers: headers, ttlMs: ttlMs, tags: tags)
         self.content = content
+        self.variant = variant
     }
 
     /// Creates a store message.
@@ -50,7 +56,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         self.tags = tags
     }
 
-    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs, tags }
+    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs, tags, variant }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -61,6 +67,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         content = try c.decodeIfPresent(Data.self, forKey: .body).map(MessageBody.init)
         ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
         tags = try c.decodeIfPresent([String].self, forKey: .tags)
+        variant = try c.decodeIfPresent(String.self, forKey: .variant)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -72,6 +79,7 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         try c.encodeIfPresent(body, forKey: .body)
         try c.encodeIfPresent(ttlMs, forKey: .ttlMs)
         try c.encodeIfPresent(tags, forKey: .tags)
+        try c.encodeIfPresent(variant, forKey: .variant)
     }
 }
 

@@ -95,8 +95,11 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         state.withLock { state in
             switch target {
             case .key(let key)?:
-                state.memory.remove(key)
-                state.touch(key)
+                // A key's variant slots change with it.
+                for key in [key] + CacheVariants.slotKeys(of: key) {
+                    state.memory.remove(key)
+                    state.touch(key)
+                }
             case .prefix(let prefix)?:
                 _ = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
@@ -118,6 +121,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// told its watchers of its own changes already.
     func forward(_ change: StoreChange) {
         guard case .changed(let note) = change, note.changedSomething else { return }
+        // A variant slot changes with its key, whose own note tells the watchers.
+        if case .key(let key) = note.target, CacheVariants.isSlotKey(key) { return }
         guard let forwarding = forwarding.withLock({ $0 }), note.origin != forwarding.origin else { return }
         forwarding.send(SharedChangeMessage(
             change: note.id, event: note.event, target: note.target,
@@ -141,7 +146,10 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     }
 
     /// Answers from memory, then from the file. Never blocks the caller's thread: file reads
-    /// run on the loop's thread pool. A cancelled task gets a `cancelled` failure.
+    /// run on the loop's thread pool. A cancelled task gets a `cancelled` failure. An entry
+    /// that varies (``CacheVariants``) answers only a request whose values of its varied
+    /// headers match (``Monarch/SharingRules/matches(storedVariant:headers:)``); otherwise the
+    /// slot the request's values pick is tried, and a mismatch there is a miss.
     public func perform(_ request: Request) async -> ProviderOutcome {
         guard !Task.isCancelled else { return .failure(.cancelled) }
         guard request.isReadOnly else {
@@ -150,14 +158,46 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         guard let key = request.route.cacheKey else {
             return .miss(reason: "the request has no cache key (no route gave it one)")
         }
+        let entry: CacheEntry
+        switch await lookUp(key) {
+        case .found(let found): entry = found
+        case .answered(let outcome): return outcome
+        }
+        guard let stored = entry.headers[CacheVariants.header] else { return .response(response(to: request, from: entry)) }
+        if SharingRules.matches(storedVariant: stored, headers: request.headers) {
+            return .response(response(to: request, from: entry))
+        }
+        let names = SharingRules.variedNames(of: stored)
+        let wanted = SharingRules.variant(of: request.headers, on: names)
+        switch await lookUp(CacheVariants.slotKey(key, variant: wanted)) {
+        case .found(let variant) where variant.headers[CacheVariants.header] == wanted:
+            return .response(response(to: request, from: variant))
+        case .answered(let outcome) where outcome != .miss(reason: "not cached"):
+            return outcome
+        default:
+            return .miss(reason: "not cached for this request's \(names.joined(separator: ", ")) (the entry varies on them)")
+        }
+    }
+
+    /// What looking `key` up in memory, then in the store, found.
+    private enum LookUp {
+        /// The entry.
+        case found(CacheEntry)
+        /// No entry: the outcome to answer (a miss, or a failure).
+        case answered(ProviderOutcome)
+    }
+
+    /// Looks `key` up in memory, then in the store (a store hit is promoted into memory unless
+    /// the key changed meanwhile).
+    private func lookUp(_ key: String) async -> LookUp {
         let (found, generation) = state.withLock { state -> (CacheEntry?, UInt64?) in
             if let entry = state.memory.get(key) { return (entry, nil) }
             guard store != nil else { return (nil, nil) }
             state.reads[CacheKey(key), default: ReadWatch()].readers += 1
             return (nil, state.reads[CacheKey(key)]?.generation)
         }
-        if let found { return .response(response(to: request, from: found)) }
-        guard let store, let generation else { return .miss(reason: "not cached") }
+        if let found { return .found(found) }
+        guard let store, let generation else { return .answered(.miss(reason: "not cached")) }
 
         let read = await store.enqueue(.get(key)).outcome()
         state.withLock { state in
@@ -169,28 +209,30 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
                 state.memory.put(key, entry)
             }
         }
-        guard !Task.isCancelled else { return .failure(.cancelled) }
+        guard !Task.isCancelled else { return .answered(.failure(.cancelled)) }
         switch read {
         case .entry(let entry?):
-            return .response(response(to: request, from: entry))
+            return .found(entry)
         case .failed(let error) where error.kind == .cancelled:
-            return .failure(.cancelled)
+            return .answered(.failure(.cancelled))
         case .failed(let error):
-            return .failure(ProviderFailure(code: "readFailed", message: error.message))
+            return .answered(.failure(ProviderFailure(code: "readFailed", message: error.message)))
         case .unavailable(let reason):
-            return .miss(reason: "not in memory, and \(reason)")
+            return .answered(.miss(reason: "not in memory, and \(reason)"))
         case .refused(let reason):
-            return .failure(ProviderFailure(code: "readFailed", message: reason))
+            return .answered(.failure(ProviderFailure(code: "readFailed", message: reason)))
         default:
-            return .miss(reason: "not cached")
+            return .answered(.miss(reason: "not cached"))
         }
     }
 
     private func response(to request: Request, from entry: CacheEntry) -> Response {
         let now = clock.nowMs
+        var headers = Response.lowercasedHeaderNames(entry.headers)
+        headers[CacheVariants.header] = nil
         return Response(
             // Entries stored by earlier versions may spell names otherwise.
-            status: entry.status, headers: Response.lowercasedHeaderNames(entry.headers),
+            status: entry.status, headers: headers,
             body: request.method == "HEAD" ? .init() : entry.body,
             source: name, stale: !entry.isFresh(at: now), age: .milliseconds(entry.ageMs(at: now)),
             ttl: entry.ttlMs.map { .milliseconds($0) })
@@ -212,34 +254,50 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// Keeps `response` under `key`, tagged `tags`, fresh for `response.ttl` (for ever when
     /// nil), stamped with the clock's time. In memory at once; with a file, returns once the entry is
     /// committed to it. Header names are kept in lowercase (and answered so, also for entries
-    /// an earlier version stored otherwise).
+    /// an earlier version stored otherwise). A response stored as `variant` (the `store`
+    /// message's: what the request sent of the headers it varies on) is kept under `key` and
+    /// in the slot its variant picks (``CacheVariants``), remembering the variant.
     ///
     /// - Throws: ``ProviderFailure`` `storeFailed` when the store did not take it, or
     ///   `storeUnavailable` when it could not be reached and the write was dropped (memory then
     ///   drops it too).
-    public func store(_ response: Response, under key: String, tags: [String] = []) async throws(ProviderFailure) {
+    public func store(
+        _ response: Response, under key: String, tags: [String] = [], variant: String? = nil
+    ) async throws(ProviderFailure) {
+        var headers = Response.lowercasedHeaderNames(response.headers)
+        headers[CacheVariants.header] = variant
         let entry = CacheEntry(
-            status: response.status, headers: Response.lowercasedHeaderNames(response.headers), body: response.body,
+            status: response.status, headers: headers, body: response.body,
             storedAtMs: clock.nowMs,
             ttlMs: response.ttl.map { Int64(clamping: $0.wholeMilliseconds) }, tags: tags)
+        let keys = [key] + (variant.map { [CacheVariants.slotKey(key, variant: $0)] } ?? [])
         let reachable = store?.isReachable ?? true
-        let write = state.withLock { state -> StoreOperation? in
-            // Not kept in memory alone while the store is unreachable: the store drops it.
-            if reachable { state.memory.put(key, entry) } else { state.memory.remove(key) }
-            state.touch(key)
-            return store?.enqueue(.put(entry, key: key))
+        let writes = state.withLock { state -> [StoreOperation] in
+            keys.compactMap { key in
+                // Not kept in memory alone while the store is unreachable: the store drops it.
+                if reachable { state.memory.put(key, entry) } else { state.memory.remove(key) }
+                state.touch(key)
+                return store?.enqueue(.put(entry, key: key))
+            }
         }
-        guard let write else { return }
-        let failure: ProviderFailure
-        switch await write.outcome() {
-        case .failed(let error): failure = ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(error.message)")
-        case .refused(let reason): failure = ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(reason)")
-        case .unavailable(let reason): failure = ProviderFailure(code: "storeUnavailable", message: "dropped \(key): \(reason)")
-        default: return
+        var failure: ProviderFailure?
+        for write in writes {
+            switch await write.outcome() {
+            case .failed(let error):
+                failure = failure ?? ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(error.message)")
+            case .refused(let reason):
+                failure = failure ?? ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(reason)")
+            case .unavailable(let reason):
+                failure = failure ?? ProviderFailure(code: "storeUnavailable", message: "dropped \(key): \(reason)")
+            default: continue
+            }
         }
+        guard let failure else { return }
         state.withLock { state in
-            state.memory.remove(key)
-            state.touch(key)
+            for key in keys {
+                state.memory.remove(key)
+                state.touch(key)
+            }
         }
         throw failure
     }
@@ -260,8 +318,10 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             let removed: [String]
             switch target {
             case .key(let key):
-                removed = state.memory.remove(key) == nil ? [] : [key]
+                // The key's variant slots go with it.
+                removed = ([key] + CacheVariants.slotKeys(of: key)).filter { state.memory.remove($0) != nil }
                 state.touch(key)
+                for slot in CacheVariants.slotKeys(of: key) { state.touch(slot) }
             case .prefix(let prefix):
                 removed = state.memory.removeAll(withPrefix: prefix)
                 state.touch(prefix: prefix)
@@ -271,19 +331,22 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             case .path, .pathPrefix:
                 removed = []
             }
+            // A store drops a key's variant slots with it.
             return (removed, store?.enqueue(.remove(target)))
         }
-        guard let deletion else { return fromMemory }
-        switch await deletion.outcome() {
-        case .keys(let fromFile):
-            return Set(fromMemory.map(CacheKey.init)).union(fromFile.map(CacheKey.init)).map(\.string).sorted()
-        case .failed(let error):
+        // A slot's entry is reported as its key's.
+        var keys = Set(fromMemory.map { CacheKey(CacheVariants.baseKey(of: $0)) })
+        switch await deletion?.outcome() {
+        case .keys(let fromFile)?:
+            keys.formUnion(fromFile.map { CacheKey(CacheVariants.baseKey(of: $0)) })
+        case .failed(let error)?:
             throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate: \(error.message)")
-        case .unavailable(let reason), .refused(let reason):
+        case .unavailable(let reason)?, .refused(let reason)?:
             throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate (memory dropped its copies): \(reason)")
         default:
-            return fromMemory
+            break
         }
+        return keys.map(\.string).sorted()
     }
 
     /// Drops, from memory and file, every entry that expired at least `keepStale` ago.

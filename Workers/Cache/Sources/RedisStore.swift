@@ -207,7 +207,9 @@ public final class RedisStore: CacheStore, Sendable {
                 return .done
             }
         case .remove(.key(let key)):
-            send(operation, [Array("DEL".utf8), entryKey(key)]) { reply in
+            // The key's variant slots go with it (``CacheVariants``).
+            let keys = [key] + CacheVariants.slotKeys(of: key)
+            send(operation, [Array("DEL".utf8)] + keys.map(entryKey)) { reply in
                 let dropped = if case .integer(let count) = reply { count > 0 } else { false }
                 self.publish(.invalidated, .key(key), changedSomething: dropped)
                 return .keys(dropped ? [key] : [])

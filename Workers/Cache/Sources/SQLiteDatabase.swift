@@ -258,11 +258,14 @@ final class SQLiteDatabase {
         try replaceTags(ofKey: key, with: entry.tags)
     }
 
-    /// Deletes the entry under `key`; returns `[key]` when there was one, else `[]`.
+    /// Deletes the entry under `key` and its variant slots (``CacheVariants``); returns `[key]`
+    /// when there was one, else `[]`.
     func delete(key: String) throws(SQLiteStoreError) -> [String] {
-        let delete = try statement("DELETE FROM entries WHERE key = ?1")
+        let delete = try statement("DELETE FROM entries WHERE key = ?1 OR (key >= ?2 AND key <= ?3)")
         defer { delete.reset() }
         delete.bind(1, text: key)
+        delete.bind(2, text: CacheVariants.slotKey(key, slot: 0))
+        delete.bind(3, text: CacheVariants.slotKey(key, slot: CacheVariants.slots - 1))
         _ = try delete.step()
         return sqlite3_changes(handle) > 0 ? [key] : []
     }
