@@ -116,9 +116,6 @@ actor Supervisor {
     var stopping = false
     /// Told when a worker exits while the cluster is still starting (its launch failed).
     var onStartupExit: (@Sendable (WorkerLaunch, ChildProcess.Exit) -> Void)?
-    /// Told about every exit of a worker, by name.
-    private var exitObservers: [Int: @Sendable (String) -> Void] = [:]
-    private var nextExitObserver = 0
     /// Whether every worker has registered once; before that an exit is a failed start.
     var started = false
     /// Looks every few seconds for workers that are neither running nor due to restart.
@@ -179,11 +176,6 @@ actor Supervisor {
 
     // MARK: What runs
 
-    /// Those of `names` the supervisor still runs (or waits to restart).
-    func present(_ names: [String]) -> [String] {
-        names.filter { slot(named: $0) != nil }
-    }
-
     /// Every pool the configuration has, as it is now, in configuration order.
     var poolStates: [(kind: String, state: PoolState)] {
         kinds.compactMap { kind in poolState(kind).map { (kind, $0) } }
@@ -202,19 +194,6 @@ actor Supervisor {
         SlotState(
             name: slot.name, ordinal: slot.launch.ordinal, pid: slot.process?.pid, restarts: slot.restarts,
             startedAt: slot.startedAt, leaving: slot.leaving, stopRequested: slot.stopRequested)
-    }
-
-    /// Calls `observer` with the name of every worker that exits from now on, until
-    /// ``removeExitObserver(_:)`` with the number returned.
-    func addExitObserver(_ observer: @escaping @Sendable (String) -> Void) -> Int {
-        nextExitObserver += 1
-        exitObservers[nextExitObserver] = observer
-        return nextExitObserver
-    }
-
-    /// Stops calling the observer numbered `id`.
-    func removeExitObserver(_ id: Int) {
-        exitObservers[id] = nil
     }
 
     /// The slot `id` stands for, while one of the pools holds it (libuv's callbacks carry
@@ -381,7 +360,6 @@ actor Supervisor {
 
     private func exited(_ slot: Slot, _ exit: ChildProcess.Exit) {
         slot.process = nil
-        for observer in exitObservers.values { observer(slot.name) }
         if slot.leaving {
             logger.info("\(slot.name) \(exit) (scaled down)")
             return remove(slot)
