@@ -12,8 +12,8 @@ Endpoints (any method):
                   Cache-Control: V (default max-age=60); Set-Cookie: sid=KEY when cookie=1
                   and a key was sent; Vary: H when given. by=accept: the body is JSON or XML
                   after the Accept header (Content-Type to match).
-  /echo?ms=N&cc=V JSON {method, target, headers, body} of the request, after N ms,
-                  Cache-Control: V (default max-age=60)
+  /echo?ms=N&cc=V&vary=H JSON {method, target, headers, body} of the request, after N ms,
+                  Cache-Control: V (default max-age=60); Vary: H when given
   /slow?ms=N      "finally" after N ms
   /big?bytes=N    N bytes (a repeating pattern), Content-Length set
   /hang           reads the request and never answers (until the client goes)
@@ -141,7 +141,8 @@ async def handle(reader, writer):
             elif path == "/echo":
                 echoed = {"method": method, "target": target, "headers": headers, "body": body.decode("latin-1")}
                 writer.write(response(200, json.dumps(echoed).encode(), [
-                    ("Content-Type", "application/json"), ("Cache-Control", query.get("cc", "max-age=60"))]))
+                    ("Content-Type", "application/json"), ("Cache-Control", query.get("cc", "max-age=60"))]
+                    + ([("Vary", query["vary"])] if query.get("vary") else [])))
             elif path == "/slow":
                 writer.write(response(200, b"finally", [("Content-Type", "text/plain"), ("Cache-Control", "no-store")]))
             elif path == "/big":
