@@ -42,7 +42,9 @@ extension Coordinator {
         scheduleWatchWork()
     }
 
-    /// Runs ``runWatchWork()`` on the next loop turn, after its I/O, unless it is scheduled.
+    /// Runs ``runWatchWork()`` on a later loop turn, after its I/O, unless it is scheduled. The
+    /// timer waits 1 ms, not 0: libuv (1.44) runs a timer started from a timer's callback
+    /// with no delay in the same pass, before any I/O, so the turns would run back to back.
     private func scheduleWatchWork() {
         guard !watchFanout.scheduled else { return }
         guard let timer = try? LoopTimer(on: loop) else {
@@ -55,7 +57,7 @@ extension Coordinator {
             return
         }
         watchFanout.scheduled = true
-        timer.start(afterMs: 0) { [weak self] in
+        timer.start(afterMs: 1) { [weak self] in
             timer.close()
             self?.watchFanout.scheduled = false
             self?.runWatchWork()
