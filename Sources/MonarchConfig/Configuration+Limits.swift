@@ -18,8 +18,9 @@ extension Configuration {
         public var handshakes = 128
         /// `handshakesPerPeer`: of the ``handshakes`` at one kind of door (client Unix sockets,
         /// client TCP listeners, the worker listener: each has ``handshakes`` of its own), those
-        /// one peer address may hold; a peer past its share, or a full door, makes room by
-        /// closing the longest-waiting handshake of the peer holding the most.
+        /// one peer address may keep once they have waited a second; a peer past its share, or
+        /// a full door, makes room by closing the longest-waiting handshake of the peer holding
+        /// the most.
         public var handshakesPerPeer = 32
         /// `clients`: client connections at once (handshakes on client listeners included);
         /// more are closed at once, so descriptors stay for workers.

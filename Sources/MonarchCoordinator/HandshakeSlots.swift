@@ -3,10 +3,12 @@
 /// Each door class (client connections on Unix sockets, client connections over TCP, worker
 /// connections) has slots of its own, ``capacity`` each, so a flood at one door never takes
 /// another's. Within a class a peer (an IP address; every Unix-socket connection is one local
-/// peer) holds at most ``perPeer``. A new connection is never turned away for want of a slot:
-/// when its peer holds its share, that peer's longest-waiting handshake makes room; when the
-/// class is full, the longest-waiting handshake of the peer holding the most does. A client
-/// says hello within milliseconds, so what is pushed out is what waited longest for nothing.
+/// peer) keeps at most ``perPeer`` handshakes that have waited ``grace`` or more. A new
+/// connection is never turned away for want of a slot: when its peer holds its share, that
+/// peer's longest-waiting handshake makes room once it has waited ``grace`` (a client opening
+/// many connections at once has them all, up to the capacity); when the class is full, the
+/// longest-waiting handshake of the peer holding the most does. A client says hello within
+/// milliseconds, so what is pushed out is what waited longest for nothing.
 /// Loop thread only (a value the coordinator keeps).
 struct HandshakeSlots<Ticket: Hashable> {
     /// A door class.
@@ -16,12 +18,15 @@ struct HandshakeSlots<Ticket: Hashable> {
 
     /// Slots per door class.
     let capacity: Int
-    /// Slots one peer may hold in a class.
+    /// Slots one peer may hold in a class with handshakes older than ``grace``.
     let perPeer: Int
+    /// How long a handshake waits before a newer one of its peer's may push it out.
+    let grace: Duration
 
     private struct Pending {
         var ticket: Ticket
         var peer: String
+        var since: ContinuousClock.Instant
     }
 
     /// Pending handshakes per class, oldest first.
@@ -29,10 +34,12 @@ struct HandshakeSlots<Ticket: Hashable> {
     /// The class of each pending ticket.
     private var classOf: [Ticket: DoorClass] = [:]
 
-    /// Slots of `capacity` per class, `perPeer` of them at most per peer.
-    init(capacity: Int, perPeer: Int) {
+    /// Slots of `capacity` per class, `perPeer` of them at most per peer once they have
+    /// waited `grace`.
+    init(capacity: Int, perPeer: Int, grace: Duration = .seconds(1)) {
         self.capacity = max(1, capacity)
         self.perPeer = max(1, min(perPeer, capacity))
+        self.grace = grace
     }
 
     /// Handshakes waiting now, in every class.
@@ -46,13 +53,17 @@ struct HandshakeSlots<Ticket: Hashable> {
         pending[doorClass]?.count { $0.peer == peer } ?? 0
     }
 
-    /// Takes a slot for `ticket`, from `peer`, at a door of `doorClass`; returns the ticket whose
-    /// connection must be closed to make room, if one must.
-    mutating func take(_ ticket: Ticket, from peer: String, in doorClass: DoorClass) -> Ticket? {
+    /// Takes a slot for `ticket`, from `peer`, at a door of `doorClass` at `now`; returns the
+    /// ticket whose connection must be closed to make room, if one must.
+    mutating func take(
+        _ ticket: Ticket, from peer: String, in doorClass: DoorClass, now: ContinuousClock.Instant = .now
+    ) -> Ticket? {
         var queue = pending[doorClass] ?? []
         var pushedOut: Ticket?
-        if queue.count(where: { $0.peer == peer }) >= perPeer {
-            pushedOut = queue.remove(at: queue.firstIndex { $0.peer == peer }!).ticket
+        if queue.count(where: { $0.peer == peer }) >= perPeer, let oldest = queue.firstIndex(where: { $0.peer == peer }),
+            now - queue[oldest].since >= grace
+        {
+            pushedOut = queue.remove(at: oldest).ticket
         } else if queue.count >= capacity {
             var held: [String: Int] = [:]
             for entry in queue { held[entry.peer, default: 0] += 1 }
@@ -60,7 +71,7 @@ struct HandshakeSlots<Ticket: Hashable> {
             pushedOut = queue.remove(at: queue.firstIndex { $0.peer == greediest }!).ticket
         }
         if let pushedOut { classOf[pushedOut] = nil }
-        queue.append(Pending(ticket: ticket, peer: peer))
+        queue.append(Pending(ticket: ticket, peer: peer, since: now))
         pending[doorClass] = queue
         classOf[ticket] = doorClass
         return pushedOut

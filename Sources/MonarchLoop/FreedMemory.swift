@@ -127,7 +127,12 @@ public enum FreedMemory {
                 // figures (mallinfo2) walk every arena under its lock, which the loop threads
                 // would wait for, so they are read only once the process has grown.
                 guard let resident = FreedMemory.residentBytes(), policy.mayBeWorthReturning(resident: resident) else { continue }
+                let counting = ContinuousClock.now
                 let before = HeapFigures(free: Int(mallinfo2().fordblks), resident: resident)
+                let counted = ContinuousClock.now - counting
+                if counted > .milliseconds(50) {
+                    logger.warning("counting the heap's free memory held the allocator for \(counted)")
+                }
                 guard policy.shouldReturn(before) else { continue }
                 let start = ContinuousClock.now
                 FreedMemory.returnNow()

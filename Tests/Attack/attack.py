@@ -32,6 +32,8 @@ import cases_http  # noqa: E402,F401
 import cases_faults  # noqa: E402,F401
 import cases_scale  # noqa: E402,F401
 import cases_variants  # noqa: E402,F401
+import cases_roles  # noqa: E402,F401
+import cases_fanout  # noqa: E402,F401
 
 # The documented bounds (Tests/Attack/README.md).
 RSS_CEILING_MB = 150          # coordinator RSS after every case, within RSS_SETTLE_S

@@ -39,7 +39,7 @@ def quote(text):
 
 def build(folder, origin_port, upstream_port, options):
     """The YAML text for a cluster in `folder`; `options` is the case's config dict:
-    token, tcp, bundle, cache, network (counts), cache_store, latency, domains {name: [kinds]},
+    token (with admin_token, worker_token), tcp, bundle, cache, network (counts), cache_store, latency, domains {name: [kinds]},
     routes [dict], limits {key: value text}."""
     token = options.get("token")
     clients = ["unix:%s/c.sock" % folder]
@@ -53,6 +53,10 @@ def build(folder, origin_port, upstream_port, options):
     ]
     if token:
         lines += ["auth:", "  token: %s" % quote(token)]
+        # Roles each with its own secret (issue 26.3), when a case asks.
+        for key, option in (("adminToken", "admin_token"), ("workerToken", "worker_token")):
+            if options.get(option):
+                lines.append("  %s: %s" % (key, quote(options[option])))
     domains = {"static": ["bundle"], "api": ["cache", "network"]}
     domains.update(options.get("domains") or {})
     lines.append("domains:")

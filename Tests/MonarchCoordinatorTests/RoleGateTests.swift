@@ -53,13 +53,18 @@ import Testing
 }
 
 @Suite struct HandshakeSlotsTests {
-    @Test("A peer past its share pushes out its own oldest handshake, never another peer's")
+    @Test("A peer past its share pushes out its own oldest handshake once it has waited the grace, never another peer's")
     func perPeerShare() {
-        var slots = HandshakeSlots<Int>(capacity: 8, perPeer: 3)
-        for ticket in 1...3 { let result = slots.take(ticket, from: "10.0.0.9", in: .tcpClients); #expect(result == nil) }
-        do { let result = slots.take(4, from: "10.0.0.1", in: .tcpClients); #expect(result == nil) }
-        do { let result = slots.take(5, from: "10.0.0.9", in: .tcpClients); #expect(result == 1) }
-        #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 3)
+        let start = ContinuousClock.now
+        var slots = HandshakeSlots<Int>(capacity: 8, perPeer: 3, grace: .seconds(1))
+        for ticket in 1...3 { let result = slots.take(ticket, from: "10.0.0.9", in: .tcpClients, now: start); #expect(result == nil) }
+        do { let result = slots.take(4, from: "10.0.0.1", in: .tcpClients, now: start); #expect(result == nil) }
+        // A client opening many connections at once has them all.
+        do { let result = slots.take(5, from: "10.0.0.9", in: .tcpClients, now: start); #expect(result == nil) }
+        #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 4)
+        // Past the grace, its oldest makes room.
+        do { let result = slots.take(6, from: "10.0.0.9", in: .tcpClients, now: start + .seconds(2)); #expect(result == 1) }
+        #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 4)
         #expect(slots.count(from: "10.0.0.1", in: .tcpClients) == 1)
     }
 
