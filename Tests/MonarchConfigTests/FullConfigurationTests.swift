@@ -265,6 +265,7 @@ import Testing
               watchQueue: 128KB
               watchQueueTotal: 1MB
               routeCache: 0
+              workerStarts: 14
 
             """, baseDirectory: "/srv")
         let limits = configuration.limits
@@ -281,6 +282,7 @@ import Testing
         #expect([limits.invalidations, limits.invalidateBytes] == [13, 400])
         #expect([limits.watchQueueBytes, limits.watchQueueTotalBytes] == [128 << 10, 1 << 20])
         #expect(limits.routeCache == 0)
+        #expect(limits.workerStarts == 14)
         #expect(try Configuration.parse(yaml: validHead, baseDirectory: "/srv").limits == Configuration.Limits())
         // A frame limit above the standard queue raises the queue with it, so any one answer fits.
         let big = try Configuration.parse(yaml: validHead + "limits: {maxFrame: 128MB}\n", baseDirectory: "/srv")
