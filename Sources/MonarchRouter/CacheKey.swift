@@ -4,11 +4,13 @@ import MonarchWire
 ///
 /// This is the one derivation that the coordinator, the clients and the CLI share, so nobody
 /// writes keys by hand. Its text (``rawValue``) reads `METHOD domain path?query`: the path in
-/// ``ResourcePath/encoded`` form, then, when there are query items, `?` and the items
-/// percent-encoded (so separators inside them cannot collide) and ordered by name; items with
-/// the same name keep their order (`?tag=b&tag=a` and `?tag=a&tag=b` reach an upstream as
-/// different URLs, so they are different keys), while the order of different names does not
-/// matter. `GET api users/1`, `GET static hello.txt?a=1&b=2`.
+/// ``ResourcePath/encoded`` form, then, when there are query items, `?` and the items encoded
+/// as the upstream URL has them (``Swift/Array/encodedQuery``: form encoding, so separators
+/// inside them cannot collide and a space is `+`) and ordered by name
+/// (``Swift/Array/inKeyOrder``); items with the same name keep their order (`?tag=b&tag=a`
+/// and `?tag=a&tag=b` reach an upstream as different URLs, so they are different keys), while
+/// the order of different names does not matter: the upstream is asked in the key's order.
+/// `GET api users/1`, `GET static hello.txt?a=1&b=2`.
 ///
 /// The domain is a domain's name from the configuration. A client that does not know which
 /// domain a path's route names lets the coordinator resolve the path instead (an `invalidate`
@@ -94,16 +96,8 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         var key = "\(method) \(domain) \(encodedPath)"
         guard !query.isEmpty else { return key }
         key.append("?")
-        // In order of their encoded names, items of one name in the order they came; one item
-        // is in order already.
-        let ordered: [QueryItem]
-        if query.count == 1 {
-            ordered = query
-        } else {
-            let names = query.map { PercentEncoding.encode($0.name, keeping: PercentEncoding.isUnreserved) }
-            ordered = query.indices.sorted { (names[$0], $0) < (names[$1], $1) }.map { query[$0] }
-        }
-        ordered.appendEncodedQuery(to: &key)
+        // In the order the upstream URL has them too (``Swift/Array/inKeyOrder``).
+        query.inKeyOrder.appendEncodedQuery(to: &key)
         return key
     }
 }

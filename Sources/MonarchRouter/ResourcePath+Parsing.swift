@@ -10,7 +10,9 @@ extension ResourcePath {
     ///   with `//` is a path, not an authority.
     /// - `#fragment` is split off at the first `#`, then `?query` at the first `?`; neither
     ///   ever leaks into a component. Query items are separated by `&` (empty items skipped),
-    ///   split at the first `=`, names and values percent-decoded; `+` is a literal plus.
+    ///   split at the first `=`, names and values decoded as HTML forms do (a `+` is a space,
+    ///   then percent-decoding: `%2B` is a plus), as nearly every origin reads them; the
+    ///   upstream URL and the cache key write them back so (``Swift/Array/encodedQuery``).
     /// - Empty components (`a//b`) are skipped; a trailing slash is ignored.
     /// - Each component is percent-decoded exactly once (`%252F` gives `%2F`); `%2F` gives a
     ///   "/" that stays inside its component.
@@ -48,6 +50,8 @@ extension ResourcePath {
         if let queryText {
             for raw in queryText.split(separator: "&", omittingEmptySubsequences: true) {
                 let part = "query item \(query.count + 1)"
+                // Form decoding: `+` is a space (`%2B` a plus, once percent-decoded).
+                let raw = raw.contains("+") ? Substring(raw.map { $0 == "+" ? " " : $0 }) : raw
                 if let equals = raw.firstIndex(of: "=") {
                     let name = try Self.decodeNoNUL(raw[..<equals], naming: "the name of \(part)")
                     let value = try Self.decodeNoNUL(raw[raw.index(after: equals)...], naming: "the value of \(part)")

@@ -121,8 +121,11 @@ public struct UpstreamTemplate: Sendable, CustomStringConvertible {
     /// (`A-Z a-z 0-9 - . _ ~`) percent-encoded, so "/", "?", "#", space and non-ASCII never
     /// change the URL's structure. `...` becomes the remainder components, each encoded the
     /// same way, joined by "/". Literal segments and the template's own query are copied as
-    /// written. The query items follow in order as `name=value`, or just `name` when the value
-    /// is nil, encoded the same way and joined by "&", after the template's query if it has one.
+    /// written. The query items follow as `name=value`, or just `name` when the value is nil,
+    /// form-encoded (``Swift/Array/encodedQuery``: a space is `+`, a `+` is `%2B`) and joined by
+    /// "&", after the template's query if it has one — in the order the cache key has them
+    /// (``Swift/Array/inKeyOrder``: by name, items of one name as they came), so that the key
+    /// names what the upstream was asked for.
     ///
     /// - Throws: ``PathError`` `separatorInComponent` when a value that fills a path segment
     ///   (a parameter, or a remainder component) holds a `/` or `\`: encoded, it would still
@@ -155,7 +158,7 @@ public struct UpstreamTemplate: Sendable, CustomStringConvertible {
         }
         if !query.isEmpty {
             url.append(fixedQuery == nil ? "?" : "&")
-            query.appendEncodedQuery(to: &url)
+            query.inKeyOrder.appendEncodedQuery(to: &url)
         }
         return url
     }

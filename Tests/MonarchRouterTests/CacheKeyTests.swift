@@ -23,7 +23,7 @@ import Testing
         let extra = try CacheKey(domain: "api", parsing: "search?q=a%26b", query: [QueryItem(name: "flag", value: nil)])
         #expect(extra.rawValue == "GET api search?flag&q=a%26b")
         // One item, encoded the same way.
-        #expect(try CacheKey(domain: "api", parsing: "search?q=a%26b%20c").rawValue == "GET api search?q=a%26b%20c")
+        #expect(try CacheKey(domain: "api", parsing: "search?q=a%26b%20c").rawValue == "GET api search?q=a%26b+c")
         #expect(try CacheKey(domain: "api", parsing: "notes?flag").rawValue == "GET api notes?flag")
         #expect(try CacheKey(domain: "api", parsing: "notes?k%3D=%2B").rawValue == "GET api notes?k%3D=%2B")
     }

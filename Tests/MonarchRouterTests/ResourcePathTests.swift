@@ -139,7 +139,7 @@ import Testing
                 QueryItem(name: "flag", value: nil),
                 QueryItem(name: "q", value: "2"),
                 QueryItem(name: "empty", value: ""),
-                QueryItem(name: "plus", value: "1+1"),
+                QueryItem(name: "plus", value: "1 1"),
                 QueryItem(name: "eq", value: "a=b"),
             ])
         #expect(path.fragment == nil)
