@@ -29,11 +29,13 @@ struct CoordinatorOptions: ParsableArguments {
         }
     }
 
-    /// The secret to present: `MONARCH_TOKEN`, else the configuration file's (`--config` or
-    /// `./monarch.yml`, when it loads) `auth.adminToken` — whoever reads the file is its
-    /// admin — else its `auth.token`; nil when none gives one.
+    /// The secret to present: `MONARCH_ADMIN_TOKEN`, else `MONARCH_TOKEN`, else the
+    /// configuration file's (`--config` or `./monarch.yml`, when it loads) `auth.adminToken` —
+    /// whoever reads the file is its admin — else its `auth.token`; nil when none gives one.
     func token() -> String? {
-        if let fromEnvironment = ProcessSetup.environment("MONARCH_TOKEN") { return fromEnvironment }
+        for name in ["MONARCH_ADMIN_TOKEN", "MONARCH_TOKEN"] {
+            if let fromEnvironment = ProcessSetup.environment(name) { return fromEnvironment }
+        }
         guard config.source.file != nil, let configuration = try? config.loadConfiguration() else { return nil }
         return configuration.adminToken ?? configuration.token
     }

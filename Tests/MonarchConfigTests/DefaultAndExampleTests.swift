@@ -52,16 +52,18 @@ import Testing
     }
 
     @Test func theComposeConfigurationParsesAndLaunchesNoWorkers() throws {
-        let compose = try Configuration.load(
-            file: packageRoot + "/Examples/compose/monarch.yml", environment: ["MONARCH_TOKEN": "secret"])
-        #expect(compose.token == "secret")
+        let secrets = ["MONARCH_TOKEN": "secret", "MONARCH_ADMIN_TOKEN": "admin", "MONARCH_WORKER_TOKEN": "worker"]
+        let compose = try Configuration.load(file: packageRoot + "/Examples/compose/monarch.yml", environment: secrets)
+        #expect(compose.token == "secret" && compose.adminToken == "admin" && compose.workerToken == "worker")
         #expect(compose.listen.clients == [.tcp(host: "0.0.0.0", port: 7400)])
         #expect(compose.listen.workers == .unix(path: "/run/monarch/workers.sock"))
         #expect(compose.workers.map(\.count) == [0, 0, 0])
-        // docker-compose.yml's three worker services dial in there, each with the token.
+        // docker-compose.yml's three worker services dial in there, each with the workers'
+        // secret (and no other).
         let services = try String(contentsOfFile: packageRoot + "/docker-compose.yml", encoding: .utf8)
         #expect(services.components(separatedBy: #""--coordinator", "unix:/run/monarch/workers.sock""#).count == 4)
         #expect(services.contains("MONARCH_TOKEN: ${MONARCH_TOKEN:?"))
+        #expect(services.contains("MONARCH_WORKER_TOKEN: ${MONARCH_WORKER_TOKEN:?"))
         // Without the token its non-loopback listener is refused.
         #expect(throws: ConfigError.self) {
             try Configuration.load(file: packageRoot + "/Examples/compose/monarch.yml", environment: [:])
@@ -70,7 +72,8 @@ import Testing
 
     @Test func theSharedComposeConfigurationUsesOneRedis() throws {
         let shared = try Configuration.load(
-            file: packageRoot + "/Examples/compose/shared.yml", environment: ["MONARCH_TOKEN": "secret", "REDIS_PASSWORD": "pw"])
+            file: packageRoot + "/Examples/compose/shared.yml",
+            environment: ["MONARCH_TOKEN": "secret", "MONARCH_ADMIN_TOKEN": "admin", "REDIS_PASSWORD": "pw"])
         guard case .cache(let cache)? = shared.workers.first(where: { $0.kind == "cache" })?.settings else {
             Issue.record("no cache pool")
             return
