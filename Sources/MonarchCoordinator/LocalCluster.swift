@@ -162,7 +162,17 @@ public final class LocalCluster: Sendable {
         var registered: Set<String> = []
         let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
+        // At most this many local workers start at once, not yet registered (as a scale's do):
+        // more would overflow the handshake slots and be turned away.
+        let startsAtOnce = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
         coordinator.onWorkerRegistered = { [announce] info in
+            // Each of ours that registers makes room for the next one waiting to start.
+            if expected.contains(info.id) && !registered.contains(info.id) {
+                let next = supervisor.assumeIsolated { supervisor in
+                    Result { () throws(ClusterError) in try supervisor.launchWaiting(upTo: 1) }
+                }
+                if case .failure(let error) = next { stop.yield(.failed(error)) }
+            }
             registered.insert(info.id)
             let nowStarted = expected.isSubset(of: registered) && supervisor.assumeIsolated { supervisor in
                 guard !supervisor.started else { return false }
@@ -186,7 +196,9 @@ public final class LocalCluster: Sendable {
             throw ClusterError("cannot watch signals: \(error)")
         }
         do {
-            try supervisor.assumeIsolated { supervisor in Result { () throws(ClusterError) in try supervisor.launchAll() } }.get()
+            try supervisor.assumeIsolated { supervisor in
+                Result { () throws(ClusterError) in try supervisor.launchAll(atOnce: startsAtOnce) }
+            }.get()
         } catch {
             // Some workers may have started: `run` stops them, closes the signals and the
             // coordinator as at any stop, then throws this, so no process or handle is left.

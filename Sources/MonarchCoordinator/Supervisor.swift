@@ -32,6 +32,8 @@ actor Supervisor {
         var consecutiveExits = 0
         /// Starts after the first.
         var restarts = 0
+        /// Whether its process was ever started.
+        var launched = false
         var startedAt = ContinuousClock.now
         /// The start scheduled after an exit.
         var restartTimer: LoopTimer?
@@ -150,10 +152,11 @@ actor Supervisor {
         }
     }
 
-    /// Starts every worker the configuration asks for.
+    /// Starts the workers the configuration asks for, at most `atOnce` of them now (at least
+    /// 1); ``launchWaiting(upTo:)`` starts the rest as these register.
     ///
     /// - Throws: ``ClusterError`` when an executable is missing or cannot be started.
-    func launchAll() throws(ClusterError) {
+    func launchAll(atOnce: Int = .max) throws(ClusterError) {
         for launch in initialLaunches {
             guard access(launch.executable, X_OK) == 0 else {
                 throw ClusterError("cannot start the \(launch.kind) worker: \(launch.executable) is missing or not executable")
@@ -163,15 +166,32 @@ actor Supervisor {
             let pool = pools[kind]!
             guard let settings = pool.settings else { continue }
             for ordinal in 1...max(pool.desired, 1) where ordinal <= pool.desired {
-                let slot = Slot(launch: makeLaunch(settings, ordinal))
-                pool.slots.append(slot)
-                try launch(slot)
+                pool.slots.append(Slot(launch: makeLaunch(settings, ordinal)))
             }
         }
+        _ = try launchWaiting(upTo: max(atOnce, 1))
         if let timer = try? LoopTimer(on: loop) {
             timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in assumeIsolated { $0.restartMissing() } }
             watchdog = timer
         }
+    }
+
+    /// Starts up to `limit` of the workers asked for at start that have not started yet, in
+    /// configuration order, and returns how many it started. Only before every worker has
+    /// registered once (``started``); after that the watchdog starts what is missing.
+    ///
+    /// - Throws: ``ClusterError`` when one cannot be started.
+    @discardableResult
+    func launchWaiting(upTo limit: Int) throws(ClusterError) -> Int {
+        guard !started, !stopping else { return 0 }
+        var count = 0
+        for pool in allPools {
+            for slot in pool.slots where count < limit && !slot.launched && !slot.leaving {
+                try launch(slot)
+                count += 1
+            }
+        }
+        return count
     }
 
     // MARK: What runs
@@ -341,6 +361,7 @@ actor Supervisor {
     private func launch(_ slot: Slot) throws(ClusterError) {
         do {
             slot.startedAt = .now
+            slot.launched = true
             // Its own key, beside what it inherits, never on its command line.
             var environment = self.environment.environment(for: slot.launch.kind)
             environment[LocalWorkerKeys.environmentName] = workerKeys.issue(for: slot.name)

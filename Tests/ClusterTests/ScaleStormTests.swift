@@ -143,4 +143,28 @@ struct ScaleStormTests {
             await client.close()
         }
     }
+
+    @Test("monarch up with more workers than the handshake limit takes at once starts them in batches and gets ready")
+    func largeStartInBatches() async throws {
+        var options = ClusterOptions()
+        options.custom = """
+            domains:
+              static: [bundle]
+            routes:
+              - match: "docs/..."
+                domain: static
+            workers:
+              bundle: {count: 24, root: $FOLDER/Bundle}
+            limits:
+              handshakes: 6
+              workers: 64
+
+            """
+        try await TestCluster.with(options) { cluster in
+            let status = try await cluster.status()
+            #expect(status.bundleWorkers.count == 24)
+            #expect(status.typed.pools.first { $0.kind == "bundle" }?.state == .ok)
+            #expect(!cluster.up.stderr.text.contains("limits.handshakes"), "no worker was turned away at the handshake limit")
+        }
+    }
 }
