@@ -108,10 +108,10 @@ extension Configuration {
         public var restarts = 10
         /// `restartWindow`: the window ``restarts`` are counted in.
         public var restartWindow: Duration = .seconds(60)
-        /// `workerStarts`: local workers a `scale` has started that have not registered yet, at
-        /// once across pools; a larger scale starts the rest as these register. Never more than
-        /// half of ``handshakes`` take part (the rest stays for other connections), nor more than
-        /// ``workers`` leaves room for.
+        /// `workerStarts`: local workers started (by `monarch up` or a `scale`) that have not
+        /// registered yet, at once across pools; the rest start as these register. Never more
+        /// than half of ``handshakes`` take part (the rest stays for other connections), nor more
+        /// than ``workers`` leaves room for.
         public var workerStarts = 8
 
         /// The standard limits.
