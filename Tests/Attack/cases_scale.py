@@ -94,7 +94,8 @@ def scale_storm(ctx):
         check_pool(ctx, "after scale network=%d" % large, large)
         ctx.note("scale network=%d answered in %.1f s" % (large, took))
         log = ctx.cluster.stderr_since(log_offset).decode("utf-8", "replace").splitlines()
-        refused = [line for line in log if "refused a worker" in line or "starting it again" in line]
+        refused = [line for line in log if any(text in line for text in (
+            "refused a worker", "closed a worker connection", "starting it again"))]
         ctx.check(not refused, "%d workers turned away or restarted during the scale: %s" % (len(refused), refused[:2]))
 
         [down] = scale_all(ctx, [START_COUNT], timeout=300)
