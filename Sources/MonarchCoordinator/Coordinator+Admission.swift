@@ -40,7 +40,7 @@ extension Coordinator {
         let ticket = nextHandshake
         nextHandshake += 1
         let doorClass: HandshakeSlots<Int>.DoorClass = role == .worker ? .workers : door.isUnixSocket ? .unixClients : .tcpClients
-        if let pushedOut = handshakeSlots.take(ticket, from: peer ?? "local", in: doorClass) {
+        if let pushedOut = handshakeSlots.take(ticket, from: peer ?? HandshakeSlots<Int>.localPeer, in: doorClass) {
             refusedConnections += 1
             peerLog.log(
                 .warning,

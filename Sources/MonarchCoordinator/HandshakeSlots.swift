@@ -2,8 +2,9 @@
 ///
 /// Each door class (client connections on Unix sockets, client connections over TCP, worker
 /// connections) has slots of its own, ``capacity`` each, so a flood at one door never takes
-/// another's. Within a class a peer (an IP address; every Unix-socket connection is one local
-/// peer) keeps at most ``perPeer`` handshakes that have waited ``grace`` or more. A new
+/// another's. Within a class a TCP peer (an IP address) keeps at most ``perPeer`` handshakes
+/// that have waited ``grace`` or more (Unix-socket connections, all of this machine, are held
+/// to the class's capacity alone: the workers the coordinator starts come that way). A new
 /// connection is never turned away for want of a slot: when its peer holds its share, that
 /// peer's longest-waiting handshake makes room once it has waited ``grace`` (a client opening
 /// many connections at once has them all, up to the capacity); when the class is full, the
@@ -53,14 +54,19 @@ struct HandshakeSlots<Ticket: Hashable> {
         pending[doorClass]?.count { $0.peer == peer } ?? 0
     }
 
-    /// Takes a slot for `ticket`, from `peer`, at a door of `doorClass` at `now`; returns the
-    /// ticket whose connection must be closed to make room, if one must.
+    /// The peer every Unix-socket connection counts as: held to the capacity alone.
+    static var localPeer: String { "local" }
+
+    /// Takes a slot for `ticket`, from `peer` (an IP address, or ``localPeer``), at a door of
+    /// `doorClass` at `now`; returns the ticket whose connection must be closed to make room,
+    /// if one must.
     mutating func take(
         _ ticket: Ticket, from peer: String, in doorClass: DoorClass, now: ContinuousClock.Instant = .now
     ) -> Ticket? {
         var queue = pending[doorClass] ?? []
         var pushedOut: Ticket?
-        if queue.count(where: { $0.peer == peer }) >= perPeer, let oldest = queue.firstIndex(where: { $0.peer == peer }),
+        if peer != Self.localPeer, queue.count(where: { $0.peer == peer }) >= perPeer,
+            let oldest = queue.firstIndex(where: { $0.peer == peer }),
             now - queue[oldest].since >= grace
         {
             pushedOut = queue.remove(at: oldest).ticket

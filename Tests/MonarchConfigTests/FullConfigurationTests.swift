@@ -198,10 +198,11 @@ import Testing
     @Test func tokensExpandEveryVariableAndAllowExposedListeners() throws {
         let configuration = try Configuration.parse(yaml: """
             listen: {clients: [tcp:0.0.0.0:7400, "tcp:[::]:7402"], workers: tcp:192.168.1.2:7401}
-            auth: {token: "pre-${A}-${B_2}$-end"}
+            auth: {token: "pre-${A}-${B_2}$-end", workerToken: "w-${A}"}
             domains: {static: [bundle]}
             """, baseDirectory: "/srv", environment: ["A": "one", "B_2": "two"])
         #expect(configuration.token == "pre-one-two$-end")
+        #expect(configuration.workerToken == "w-one")
         #expect(configuration.listen.clients == [.tcp(host: "0.0.0.0", port: 7400), .tcp(host: "::", port: 7402)])
     }
 

@@ -77,9 +77,16 @@ import Testing
         do { let result = slots.take(4, from: "a", in: .tcpClients); #expect(result == nil) }
         do { let result = slots.take(5, from: "b", in: .tcpClients); #expect(result == 1, "a and b hold two each: the tie goes to one, its oldest") }
         do { let result = slots.take(6, from: "c", in: .tcpClients); #expect(result == 2, "b holds three now") }
+        // Unix-socket connections are held to the capacity alone, not to a peer's share.
+        do {
+            var local = HandshakeSlots<Int>(capacity: 4, perPeer: 1, grace: .zero)
+            for ticket in 1...4 { let result = local.take(ticket, from: HandshakeSlots<Int>.localPeer, in: .workers); #expect(result == nil) }
+            let result = local.take(5, from: HandshakeSlots<Int>.localPeer, in: .workers)
+            #expect(result == 1)
+        }
         // Workers and Unix-socket clients have slots of their own.
-        for ticket in 10..<14 { let result = slots.take(ticket, from: "local", in: .workers); #expect(result == nil) }
-        for ticket in 20..<24 { let result = slots.take(ticket, from: "local", in: .unixClients); #expect(result == nil) }
+        for ticket in 10..<14 { let result = slots.take(ticket, from: HandshakeSlots<Int>.localPeer, in: .workers); #expect(result == nil) }
+        for ticket in 20..<24 { let result = slots.take(ticket, from: HandshakeSlots<Int>.localPeer, in: .unixClients); #expect(result == nil) }
         #expect(slots.count(in: .tcpClients) == 4)
         slots.release(6)
         slots.release(6)
