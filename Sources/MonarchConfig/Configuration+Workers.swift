@@ -2,7 +2,7 @@ extension Configuration {
     /// The settings keys each worker kind accepts besides `count` and `logLevel`.
     static let workerSettingKeys: [String: [String]] = [
         "bundle": ["root", "latency", "maxFile", "dotfiles"],
-        "cache": ["store", "memory", "keepStale", "password", "storeTimeout", "storeMaxPending"],
+        "cache": ["store", "memory", "keepStale", "password", "storeTimeout", "storeMaxPending", "memoryGrace"],
         "network": [
             "allow", "retries", "connectTimeout", "timeout", "maxRedirects", "maxResponse", "maxHostConnections",
             "capacity",
@@ -65,14 +65,17 @@ extension Configuration {
                 let text = try passwordNode.string(expecting: "a password, such as ${REDIS_PASSWORD}")
                 password = try expandVariables(in: text, from: context.environment, at: passwordNode)
             }
-            if let node = settings.optional("storeTimeout"), !isRedis {
-                throw node.error("storeTimeout is for a Redis store (store: redis://HOST:PORT/DB)")
+            for key in ["storeTimeout", "memoryGrace"] {
+                if let node = settings.optional(key), !isRedis {
+                    throw node.error("\(key) is for a Redis store (store: redis://HOST:PORT/DB)")
+                }
             }
             return .cache(WorkerSettings.Cache(
                 store: store, memoryBytes: try settings.optional("memory")?.byteSize(),
                 keepStale: try settings.optional("keepStale")?.duration(inWhole: .seconds(1), unitName: "seconds"),
                 password: password, storeTimeout: try settings.optional("storeTimeout")?.positiveMilliseconds(),
-                storeMaxPending: try settings.optional("storeMaxPending")?.integer(atLeast: 1)))
+                storeMaxPending: try settings.optional("storeMaxPending")?.integer(atLeast: 1),
+                memoryGrace: try settings.optional("memoryGrace")?.duration(inWhole: .milliseconds(1), unitName: "milliseconds")))
         default:
             var allow: [String] = []
             if let allowNode = settings.optional("allow") {

@@ -142,12 +142,17 @@ public struct Configuration: Sendable, Equatable {
             /// waiting for the disk, per worker; beyond it lookups miss and writes are dropped
             /// at once (`--store-max-pending`).
             public var storeMaxPending: Int?
+            /// `memoryGrace`: how long memory keeps answering after a Redis store's change
+            /// notifications stopped (Redis down), before it is emptied; whole milliseconds,
+            /// 0 empties it at once (`--memory-grace-ms`).
+            public var memoryGrace: Duration?
 
             /// Settings as given; nil means the worker's default.
             public init(
                 store: String? = nil, memoryBytes: Int? = nil, keepStale: Duration? = nil, password: String? = nil,
-                storeTimeout: Duration? = nil, storeMaxPending: Int? = nil
+                storeTimeout: Duration? = nil, storeMaxPending: Int? = nil, memoryGrace: Duration? = nil
             ) {
+                self.memoryGrace = memoryGrace
                 self.store = store
                 self.memoryBytes = memoryBytes
                 self.keepStale = keepStale

@@ -59,6 +59,7 @@ struct WorkerLaunch: Sendable, Equatable {
             add("--keep-stale-seconds", cache.keepStale.map { $0.wholeMilliseconds / 1000 })
             add("--store-timeout-ms", cache.storeTimeout?.wholeMilliseconds)
             add("--store-max-pending", cache.storeMaxPending)
+            add("--memory-grace-ms", cache.memoryGrace?.wholeMilliseconds)
         case .network(let network):
             for origin in network.allow { add("--allow", origin) }
             add("--retries", network.retries)

@@ -104,8 +104,14 @@ struct RedisClusterTests {
             try await eventually("the store is seen unreachable") {
                 try await cluster.stores().first?.state == .reconnecting
             }
-            // Memory was emptied when the notifications stopped: the cache misses, the bundle answers.
+            // Memory answers for its grace (memoryGrace, 5 s) after the notifications stopped,
+            // then is emptied: the cache misses, the bundle answers.
             try cluster.rewrite("keep/a.txt", "version 2")
+            let withinGrace = try await perform(client, Request(path: "keep/a.txt"), timeout: 10)
+            #expect(withinGrace.success?.source == "cache" && text(withinGrace) == "version 1")
+            try await eventually("memory's grace has passed", timeout: 30) {
+                try await perform(client, Request(path: "keep/a.txt"), timeout: 10).success?.source == "bundle"
+            }
             for _ in 0..<5 {
                 let answer = try await perform(client, Request(path: "keep/a.txt"), timeout: 10)
                 #expect(answer.success?.source == "bundle")
@@ -114,7 +120,9 @@ struct RedisClusterTests {
             try await eventually("write-backs are dropped and counted") {
                 (try await cluster.stores().first?.droppedWrites ?? 0) >= 1
             }
-            #expect((try await cluster.stores().first?.unavailableReads ?? 0) >= 5)
+            // Not every request looks up: one arriving while the previous trip's write-back is
+            // under way gets that trip's answer (HeldAnswers).
+            #expect((try await cluster.stores().first?.unavailableReads ?? 0) >= 1)
             // `monarch status` and the metrics say so.
             let table = try await Spawned.run(Executables.monarch, ["status", "--address", "\(cluster.clientAddress)"])
             let text = String(decoding: table.stdout, as: UTF8.self)

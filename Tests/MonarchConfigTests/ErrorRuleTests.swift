@@ -259,7 +259,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
               keyPath: "workers.network.capacity", line: 5, "expected a whole number of at least 1, got \"0\""),
         .init("a setting of another kind names the kind's keys", validHead + "workers:\n  cache: {retries: 2}\n",
               keyPath: "workers.cache.retries", line: 4,
-              "unknown key \"retries\"; expected count, store, memory, keepStale, password, storeTimeout, storeMaxPending or logLevel"),
+              "unknown key \"retries\"; expected count, store, memory, keepStale, password, storeTimeout, storeMaxPending, memoryGrace or logLevel"),
         .init("logLevel is a known level", validHead + "workers:\n  network: {logLevel: verbose}\n",
               keyPath: "workers.network.logLevel", line: 4,
               "unknown log level \"verbose\"; expected trace, debug, info, notice, warning, error or critical"),

@@ -52,6 +52,9 @@ struct CacheWorkerCommand: AsyncParsableCommand {
     @Option(help: "Redis or SQLite store: the most commands awaiting Redis's replies, or operations waiting for the disk; beyond it a lookup misses and a write is dropped at once.")
     var storeMaxPending: Int = RedisSettings().maxPending
 
+    @Option(help: "Redis store: how long memory keeps answering after Redis's change notifications stopped (Redis down), before it is emptied (other coordinators' changes are not heard meanwhile), in milliseconds; 0 empties it at once.")
+    var memoryGraceMs: UInt64 = UInt64(CacheProvider.defaultMemoryGrace.wholeMilliseconds)
+
     /// Where entries are kept behind memory.
     private enum StoreChoice {
         case memoryOnly
@@ -140,7 +143,9 @@ struct CacheWorkerCommand: AsyncParsableCommand {
             logger.info(
                 "serving \(address) (shared), memory budget \(budget) bytes, expired entries kept \(keepStaleSeconds) s")
         }
-        let provider = CacheProvider(memoryBytes: budget, store: store, keepStale: keepStale)
+        let provider = CacheProvider(
+            memoryBytes: budget, store: store, keepStale: keepStale,
+            memoryGrace: .milliseconds(Int64(clamping: memoryGraceMs)))
         let sweeper = try await CacheSweeper(
             provider: provider, every: min(.seconds(60), max(.seconds(1), keepStale)), on: loop, logger: logger)
         let runtime = WorkerRuntime(

@@ -13,12 +13,14 @@ import Synchronization
 /// are answers too, and the chain decides by policy whether to use them. An absent key, a
 /// request with no key or another method is a miss. A hit carries the entry's TTL (nil when
 /// it has none), so the coordinator can keep it when it revalidates the entry. With no file (memory-only) it behaves
-/// the same minus persistence. A store that cannot be reached (Redis down) makes a lookup
-/// that memory cannot answer a miss, at once, and fails a `store` or `invalidate` (memory
+/// the same minus persistence. A store that cannot be reached (Redis down, or backed off as
+/// too slow) makes a lookup that memory cannot answer a miss, at once, and fails a `store` or `invalidate` (memory
 /// drops the entry too) instead of making it wait.
 ///
 /// When another worker sharing the store changes an entry, the store reports it and memory
-/// drops its copy; when the store may have missed such reports, memory is emptied.
+/// drops its copy; when the store may have missed such reports, memory is emptied. While the
+/// reports stop (Redis down), memory keeps answering what it holds for ``memoryGrace`` (5 s by
+/// default), keeping nothing new, and is emptied once the grace has passed.
 ///
 /// As ``CacheMaintenance`` it takes the coordinator's `store` (acknowledged once committed to
 /// the file) and `invalidate` (by key or by exact byte prefix, in memory and in the file).
@@ -46,6 +48,9 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
 
     private struct State {
         var memory: MemoryCache
+        /// When the store's notifications were interrupted (wall clock, ms), while they are:
+        /// memory answers until ``memoryGrace`` after it, and keeps nothing new.
+        var unheardSinceMs: Int64?
         /// File reads in flight, by key: a change to the key bumps the generation, and a read
         /// that sees its generation changed does not promote what it read.
         var reads: [CacheKey: ReadWatch] = [:]
@@ -68,14 +73,27 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         var generation: UInt64 = 0
     }
 
+    /// How long memory keeps answering after a shared store's notifications were interrupted
+    /// (Redis down): other workers' changes are not heard meanwhile, so memory may hold what
+    /// another coordinator has changed; past the grace it is emptied until they are heard again.
+    public let memoryGrace: Duration
+    private let memoryGraceMs: Int64
+
+    /// The memory grace by default: 5 s.
+    public static let defaultMemoryGrace = Duration.seconds(5)
+
     /// A cache keeping up to `memoryBytes` of entries in memory (see
-    /// ``MemoryCache/cost(key:entry:)``) in front of `store` (nil: memory only).
+    /// ``MemoryCache/cost(key:entry:)``) in front of `store` (nil: memory only), answering from
+    /// memory for `memoryGrace` after the store's notifications were interrupted.
     package init(
-        memoryBytes: Int, store: (any CacheStore)?, keepStale: Duration = .seconds(86_400), clock: WallClock = .system
+        memoryBytes: Int, store: (any CacheStore)?, keepStale: Duration = .seconds(86_400), clock: WallClock = .system,
+        memoryGrace: Duration = CacheProvider.defaultMemoryGrace
     ) {
         self.store = store
         self.keepStale = keepStale
         self.clock = clock
+        self.memoryGrace = memoryGrace
+        self.memoryGraceMs = Int64(clamping: memoryGrace.wholeMilliseconds)
         self.keepStaleMs = Int64(clamping: keepStale.wholeMilliseconds)
         self.state = Mutex(State(memory: MemoryCache(budgetBytes: memoryBytes)))
         store?.observeChanges { [weak self] change in
@@ -86,13 +104,21 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
 
     /// Drops from memory what another worker changed in the shared store (everything, when
     /// changes may have been missed); a store read under way for such a key is not promoted.
+    /// When the store's notifications stop, memory answers for ``memoryGrace`` more.
     func dropFromMemory(_ change: StoreChange) {
         let target: InvalidateMessage.Target?
         switch change {
         case .changed(let note): target = note.target
         case .mayHaveMissedChanges: target = nil
+        case .mayMissChanges:
+            let now = clock.nowMs
+            state.withLock { state in
+                if state.unheardSinceMs == nil { state.unheardSinceMs = now }
+            }
+            return
         }
         state.withLock { state in
+            if target == nil { state.unheardSinceMs = nil }
             switch target {
             case .key(let key)?:
                 // A key's variant slots change with it.
@@ -179,6 +205,14 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         }
     }
 
+    /// Empties memory once its grace after the store's notifications stopped has passed: it
+    /// may hold what other workers changed since.
+    private func expireUnheardMemory(_ state: inout State, now: Int64) {
+        guard let since = state.unheardSinceMs, now &- since >= memoryGraceMs, state.memory.count > 0 else { return }
+        state.memory.removeAll { _, _ in true }
+        state.touchAll()
+    }
+
     /// What looking `key` up in memory, then in the store, found.
     private enum LookUp {
         /// The entry.
@@ -190,7 +224,9 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     /// Looks `key` up in memory, then in the store (a store hit is promoted into memory unless
     /// the key changed meanwhile).
     private func lookUp(_ key: String) async -> LookUp {
+        let now = clock.nowMs
         let (found, generation) = state.withLock { state -> (CacheEntry?, UInt64?) in
+            expireUnheardMemory(&state, now: now)
             if let entry = state.memory.get(key) { return (entry, nil) }
             guard store != nil else { return (nil, nil) }
             state.reads[CacheKey(key), default: ReadWatch()].readers += 1
@@ -205,7 +241,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             let unchanged = state.reads[watchKey]?.generation == generation
             state.reads[watchKey]?.readers -= 1
             if state.reads[watchKey]?.readers == 0 { state.reads[watchKey] = nil }
-            if unchanged, case .entry(let entry?) = read, state.memory.peek(key) == nil {
+            // Nothing new is kept while other workers' changes are not heard.
+            if unchanged, state.unheardSinceMs == nil, case .entry(let entry?) = read, state.memory.peek(key) == nil {
                 state.memory.put(key, entry)
             }
         }
@@ -274,8 +311,9 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         let reachable = store?.isReachable ?? true
         let writes = state.withLock { state -> [StoreOperation] in
             keys.compactMap { key in
-                // Not kept in memory alone while the store is unreachable: the store drops it.
-                if reachable { state.memory.put(key, entry) } else { state.memory.remove(key) }
+                // Not kept in memory alone while the store is unreachable (the store drops it),
+                // nor while other workers' changes are not heard.
+                if reachable, state.unheardSinceMs == nil { state.memory.put(key, entry) } else { state.memory.remove(key) }
                 state.touch(key)
                 return store?.enqueue(.put(entry, key: key))
             }

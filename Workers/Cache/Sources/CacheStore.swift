@@ -40,9 +40,13 @@ package enum StoreChange: Sendable, Equatable {
     /// The entries under the note's target changed (stored again, or invalidated): drop them
     /// from memory, and tell the coordinator when another coordinator made the change.
     case changed(StoreChangeNote)
-    /// Changes may have been missed (the store's notifications were interrupted): drop
-    /// everything from memory.
+    /// Changes may have been missed (the store's notifications were interrupted, and are heard
+    /// again from now on): drop everything from memory.
     case mayHaveMissedChanges
+    /// The store's notifications were interrupted: changes made from now on may not be heard
+    /// until ``mayHaveMissedChanges`` says they are again. Memory keeps answering for the
+    /// cache's memory grace only (``CacheProvider/memoryGrace``), then is emptied.
+    case mayMissChanges
 }
 
 extension CacheStore {

@@ -23,6 +23,8 @@ import Glibc
 ///   ``RedisSettings/timeoutMs`` so that a silent Redis is noticed too. A subscribed one is
 ///   not (hiredis 0.14 does not hand a subscribed connection's `PING` reply to its callback);
 ///   its owner drops it when the command connection to the same Redis is lost.
+/// - **Backs off a slow Redis** (``RedisSlowGuard``): after ``RedisSettings/slowLimit`` slow
+///   replies or timeouts in a row, commands are refused at once for a back-off, then one probes.
 /// - **Commands in argv form** (`redisAsyncCommandArgv`): binary-safe, nothing formatted.
 ///
 /// Loop thread only (it is `Sendable` so that it can be created from a task and then used on
@@ -58,6 +60,8 @@ final class RedisConnection: @unchecked Sendable {
     private var watchdog: LoopTimer?
     private var backoffMs: UInt64
     private var lastSentMs: UInt64 = 0
+    /// Backs off a Redis that answers too slowly.
+    private var slowGuard: RedisSlowGuard
 
     /// Called when ``phase`` changes.
     var onPhaseChange: (() -> Void)?
@@ -84,6 +88,7 @@ final class RedisConnection: @unchecked Sendable {
         self.loop = loop
         self.logger = logger
         self.backoffMs = settings.backoffMinMs
+        self.slowGuard = RedisSlowGuard(settings: settings)
     }
 
     /// Starts connecting. Loop thread only.
@@ -103,8 +108,20 @@ final class RedisConnection: @unchecked Sendable {
     /// Commands sent and not yet answered.
     var pendingCount: Int { pending.count }
 
+    /// Whether Redis is backed off now as too slow (see ``RedisSlowGuard``).
+    var isBackedOff: Bool { slowGuard.isBackedOff(at: Self.nowMs()) }
+
+    /// Times Redis was backed off as too slow.
+    var slowBackoffs: Int { slowGuard.backoffs }
+
     /// Why a command cannot be sent now, for the miss or dropped write it becomes.
     var unavailableReason: String {
+        let now = Self.nowMs()
+        if ready, slowGuard.isBackedOff(at: now) {
+            let remaining = slowGuard.remainingMs(at: now)
+            return "the Redis store at \(address) is too slow (replies of \(settings.slowMs) ms or more in a row); "
+                + (remaining > 0 ? "backed off for \(remaining) ms more" : "probing it")
+        }
         if ready && pending.count >= settings.maxPending {
             return "the Redis store at \(address) has \(pending.count) commands waiting (the limit)"
         }
@@ -113,14 +130,20 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Sends a command; `completion` gets its reply, or nil when the connection was lost or
     /// dropped before it came. Returns false, without calling `completion`, when the command
-    /// cannot be sent now (see ``unavailableReason``). `beyondLimit`: sent even when
-    /// ``RedisSettings/maxPending`` commands wait (for what must follow a command just
-    /// answered, such as the note of a change, so at most one per command).
+    /// cannot be sent now (see ``unavailableReason``), also while Redis is backed off as too
+    /// slow (``RedisSlowGuard``). `beyondLimit`: sent even when ``RedisSettings/maxPending``
+    /// commands wait or Redis is backed off (for the handshake, and for what must follow a
+    /// command just answered, such as the note of a change, so at most one per command).
     @discardableResult
     func send(_ arguments: [[UInt8]], beyondLimit: Bool = false, completion: @escaping (RedisReply?) -> Void) -> Bool {
         loop.preconditionInEventLoop()
         guard ready, let context, beyondLimit || pending.count < settings.maxPending else { return false }
-        let command = RedisCommand(deadlineMs: Self.nowMs() + settings.timeoutMs, completion: completion)
+        let sentMs = Self.nowMs()
+        guard beyondLimit || slowGuard.admits(at: sentMs) else { return false }
+        let command = RedisCommand(deadlineMs: sentMs + settings.timeoutMs) { [weak self] reply in
+            if reply != nil { self?.noteReply(after: Self.nowMs() &- sentMs) }
+            completion(reply)
+        }
         let opaque = Unmanaged.passRetained(command).toOpaque()
         let status = Self.withArgv(arguments) { argc, argv, lengths in
             redisAsyncCommandArgv(context, { context, reply, privateData in
@@ -260,11 +283,13 @@ final class RedisConnection: @unchecked Sendable {
         phase = .connected
         logger.info("Redis \(role) connection to \(address) is up")
         if let password {
-            send([Array("AUTH".utf8), Array(password.utf8)]) { [weak self] reply in self?.checkHandshake(reply, "AUTH") }
+            send([Array("AUTH".utf8), Array(password.utf8)], beyondLimit: true) { [weak self] reply in
+                self?.checkHandshake(reply, "AUTH")
+            }
         }
         if selectsDatabase && address.database != 0 {
             let database = address.database
-            send([Array("SELECT".utf8), Array(String(database).utf8)]) { [weak self] reply in
+            send([Array("SELECT".utf8), Array(String(database).utf8)], beyondLimit: true) { [weak self] reply in
                 self?.checkHandshake(reply, "SELECT \(database)")
             }
         }
@@ -289,6 +314,7 @@ final class RedisConnection: @unchecked Sendable {
     private func lost(_ reason: String) {
         let wasUp = ready || phase == .connected
         ready = false
+        slowGuard.connectionLost()
         downReason = reason
         pending.removeAll()
         guard phase != .closed else { return }
@@ -306,6 +332,24 @@ final class RedisConnection: @unchecked Sendable {
 
     // MARK: - Watching
 
+    /// Notes how long a reply took, backing Redis off when it has been slow too often.
+    private func noteReply(after elapsedMs: UInt64) {
+        let wasBackedOff = slowGuard.backedOffUntilMs != nil
+        let now = Self.nowMs()
+        if slowGuard.noteReply(after: elapsedMs, at: now) {
+            backedOff(now: now, why: "a reply took \(elapsedMs) ms")
+        } else if wasBackedOff, slowGuard.backedOffUntilMs == nil {
+            logger.info("Redis at \(address) answers in time again (\(elapsedMs) ms); no longer backed off")
+            onPhaseChange?()
+        }
+    }
+
+    private func backedOff(now: UInt64, why: String) {
+        logger.warning(
+            "Redis at \(address) is too slow (\(why); \(slowGuard.strikes) slow in a row): backed off for \(slowGuard.remainingMs(at: now)) ms, lookups miss and writes are dropped at once meanwhile")
+        onPhaseChange?()
+    }
+
     /// Forgets answered commands at the head of the queue.
     private func reap() {
         while let first = pending.first, first.isFinished { pending.removeFirst() }
@@ -316,6 +360,7 @@ final class RedisConnection: @unchecked Sendable {
         let now = Self.nowMs()
         reap()
         if let first = pending.first, now >= first.deadlineMs {
+            if slowGuard.noteTimeout(at: now) { backedOff(now: now, why: "a command timed out") }
             drop(because: "no answer within \(settings.timeoutMs) ms")
         } else if pingsWhenIdle, ready, pending.isEmpty, now >= lastSentMs + settings.timeoutMs {
             send([Array("PING".utf8)]) { _ in }

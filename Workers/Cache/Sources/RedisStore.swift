@@ -27,7 +27,9 @@ import Glibc
 /// - **Coherence.** Each store or invalidation is published on `monarch:changes:DB` (after
 ///   the change, on the same connection), and a second connection subscribes to it: every
 ///   other worker sharing the database drops the entry from its memory (``observeChanges(_:)``).
-///   When that subscription is interrupted, changes may have been missed: memory is emptied.
+///   When that subscription is interrupted, changes may be missed: memory answers for a short
+///   grace (``CacheProvider/memoryGrace``), then is emptied, and it is emptied again when the
+///   subscription is back.
 ///   Each published change is a ``StoreChangeNote``: it carries an id and the coordinator it
 ///   was made through (``adopt(origin:)``), so that workers can forward other coordinators'
 ///   changes to their own for its watchers, each once.
@@ -66,6 +68,8 @@ public final class RedisStore: CacheStore, Sendable {
         var unavailableReads = 0
         var reconnects = 0
         var notifications = 0
+        var backedOff = false
+        var slowBackoffs = 0
     }
 
     static let entryPrefix: [UInt8] = Array("monarch:e:".utf8)
@@ -123,7 +127,9 @@ public final class RedisStore: CacheStore, Sendable {
         }
         notifications.onLost = { [weak self] in
             self?.figures.withLock { $0.subscribed = false }
-            self?.report(.mayHaveMissedChanges)
+            // Memory answers for its grace, then empties; everything is dropped once the
+            // subscription is back (`subscribe`, below).
+            self?.report(.mayMissChanges)
         }
         notifications.onPush = { [weak self] reply in self?.received(reply) }
         try commands.start()
@@ -151,8 +157,9 @@ public final class RedisStore: CacheStore, Sendable {
     /// `store` (the address), `storeState` (`connecting`, `connected`, `reconnecting`,
     /// `closed`), `storeSubscribed` (whether other workers' changes reach memory),
     /// `storeReconnects`, `storeDroppedWrites` (stores and invalidations dropped while Redis
-    /// could not be reached), `storeUnavailableReads` (lookups that missed for that reason) and
-    /// `storeNotifications` (other workers' changes heard).
+    /// could not be reached), `storeUnavailableReads` (lookups that missed for that reason),
+    /// `storeNotifications` (other workers' changes heard) and `storeSlowBackoffs` (times Redis
+    /// was backed off as too slow, ``RedisSlowGuard``).
     package var statusFigures: [String: JSONValue] {
         let figures = self.figures.withLock { $0 }
         return [
@@ -161,12 +168,13 @@ public final class RedisStore: CacheStore, Sendable {
             "storeDroppedWrites": .integer(Int64(figures.droppedWrites)),
             "storeUnavailableReads": .integer(Int64(figures.unavailableReads)),
             "storeNotifications": .integer(Int64(figures.notifications)),
+            "storeSlowBackoffs": .integer(Int64(figures.slowBackoffs)),
         ]
     }
 
-    /// Whether the command connection is up.
+    /// Whether the command connection is up and Redis is not backed off as too slow.
     package var isReachable: Bool {
-        figures.withLock { $0.state == .connected }
+        figures.withLock { $0.state == .connected && !$0.backedOff }
     }
 
     /// Reports other workers' changes to `handler`; see ``CacheStore/observeChanges(_:)``.
@@ -318,6 +326,8 @@ public final class RedisStore: CacheStore, Sendable {
         figures.withLock { figures in
             figures.state = commands.phase
             figures.reconnects = commands.reconnects
+            figures.backedOff = commands.isBackedOff
+            figures.slowBackoffs = commands.slowBackoffs
         }
     }
 
