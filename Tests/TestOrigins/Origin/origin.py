@@ -21,6 +21,8 @@ Endpoints (any method; HEAD answers without a body):
   /tagged/NAME?keys=K&header=H   "NAME N" (N: hits of the path) with header H (Surrogate-Key) set to K
   /gzip                      a gzip-encoded text body
   /echo                      JSON of the method, headers and body received
+  /mirror?vary=V             JSON of the request target and headers (names lowercase), with
+                             Vary: V when given
   /stats                     JSON: connections accepted, hits per path, closed slow names
 """
 import gzip
@@ -176,6 +178,11 @@ class Handler(BaseHTTPRequestHandler):
                 "body": body.decode("utf-8", "replace"),
             }
             self.send(200, json.dumps(echoed).encode(), [("Content-Type", "application/json")])
+        elif path == "/mirror":
+            # The request target and headers, with Vary: V when ?vary=V (variants, query order).
+            mirrored = {"target": self.path, "headers": {name.lower(): value for name, value in self.headers.items()}}
+            extra = [("Vary", query["vary"])] if query.get("vary") else []
+            self.send(200, json.dumps(mirrored).encode(), [("Content-Type", "application/json")] + extra)
         elif path == "/counter":
             # POST adds one; every method answers the count (for mutations that invalidate).
             with LOCK:
