@@ -38,6 +38,14 @@ public enum SharingRules {
         mayShare(request) && response.mayBeStored
     }
 
+    /// Whether `response`, the answer to `request`, may be kept under its key alone and handed
+    /// to every caller of that key without looking at their headers (what a cache of ready
+    /// answers in front of the cache workers may hold): it may be stored
+    /// (``mayStore(_:for:)``) and varies on nothing (``storedVariant(of:for:)`` is nil).
+    public static func mayServeToEveryCaller(_ response: Response, for request: Request) -> Bool {
+        mayStore(response, for: request) && storedVariant(of: response, for: request) == nil
+    }
+
     /// Whether a cache entry (or a shared trip's answer) that varies as `storedVariant` says
     /// (nil: it varies on nothing) may answer a request with `headers`: the request's values
     /// of the varied headers, normalised, are the stored ones.

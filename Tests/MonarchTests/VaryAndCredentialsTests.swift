@@ -72,6 +72,11 @@ import Testing
         #expect(SharingRules.matches(storedVariant: nil, headers: ["accept-language": "en"]))
         #expect(SharingRules.storedVariant(of: Response(headers: ["Vary": "Accept-Encoding"]), for: Request(path: "a")) == nil)
         #expect(!SharingRules.mayStore(Response(headers: ["Vary": "*"]), for: Request(path: "a")))
+        // What may go to every caller of a key without a look at their headers.
+        #expect(SharingRules.mayServeToEveryCaller(Response(headers: ["Vary": "Accept-Encoding"]), for: Request(path: "a")))
+        #expect(!SharingRules.mayServeToEveryCaller(response, for: Request(path: "a")))
+        #expect(!SharingRules.mayServeToEveryCaller(Response(), for: Request(path: "a", route: RouteContext(keyedHeaders: ["x-tenant"]))))
+        #expect(!SharingRules.mayServeToEveryCaller(Response(), for: Request(path: "a", headers: ["Cookie": "s=1"])))
     }
 
     @Test("A route's keyed headers make a read with them shareable, key its answers and reach the upstream; unkeyed tracing ids do not")
