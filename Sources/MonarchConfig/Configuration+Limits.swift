@@ -28,8 +28,8 @@ extension Configuration {
         /// `clientsPerPeer`: client connections one TCP peer address may hold at once
         /// (handshakes included); more from it are closed at once.
         public var clientsPerPeer = 512
-        /// `adminClients`: connections kept beyond ``clients`` for admins: a connection let in
-        /// past ``clients`` stays only if its hello proves it an admin.
+        /// `adminClients`: of the ``clients``, those kept for admins (at most half of them): a
+        /// connection past the others stays only if its hello proves it an admin.
         public var adminClients = 16
         /// `invalidationsPerSecond`: invalidations one client connection may make per second
         /// (as many at once after a quiet second); more are answered `overloaded`. Admins are

@@ -8,9 +8,9 @@ import MonarchWire
 // and a client or worker session.
 extension Coordinator {
     /// Takes a new connection that came in at `door`, or closes it at once when a cap is
-    /// reached: client connections (``Configuration/Limits/clients`` and, past it, the
-    /// ``Configuration/Limits/adminClients`` kept for admins), client connections from its TCP
-    /// peer (``Configuration/Limits/clientsPerPeer``), or worker connections
+    /// reached: client connections (``Configuration/Limits/clients``, of which
+    /// ``adminReserve`` are kept for admins), client connections from its TCP peer
+    /// (``Configuration/Limits/clientsPerPeer``), or worker connections
     /// (``Configuration/Limits/workers``) — so clients can never take the descriptors workers
     /// need. Until its hello, it holds a handshake slot of its door's class (see
     /// ``HandshakeSlots``): strangers that never say hello push out each other, not a client or
@@ -21,9 +21,8 @@ extension Coordinator {
         let why: String?
         if draining {
             why = "the coordinator is shutting down"
-        } else if role == .client, clients.count + handshakes[.client, default: 0] >= limits.clients + limits.adminClients {
-            why = "\(clients.count + handshakes[.client, default: 0]) client connections are open "
-                + "(limits.clients + limits.adminClients)"
+        } else if role == .client, clients.count + handshakes[.client, default: 0] >= limits.clients {
+            why = "\(clients.count + handshakes[.client, default: 0]) client connections are open (limits.clients)"
         } else if role == .client, let peer, clientsByPeer[peer, default: 0] >= limits.clientsPerPeer {
             why = "\(peer) holds \(clientsByPeer[peer, default: 0]) client connections (limits.clientsPerPeer)"
         } else if role == .worker, workerConnections >= limits.workers {
@@ -54,6 +53,10 @@ extension Coordinator {
         if role == .client, let peer { clientsByPeer[peer, default: 0] += 1 }
         greet(stream, at: door, peer: peer, ticket: ticket)
     }
+
+    /// The client connections of ``Configuration/Limits/clients`` kept for admins:
+    /// ``Configuration/Limits/adminClients``, at most half of them.
+    var adminReserve: Int { min(limits.adminClients, limits.clients / 2) }
 
     /// Frees a client connection's place in its TCP peer's count.
     func clientConnectionEnded(peer: String?) {
@@ -169,12 +172,12 @@ extension Coordinator {
                 .unexpectedMessage, "this address takes \(role.rawValue) connections, not \(hello.role.rawValue)s"))
         }
         if draining { return .refused(ProtocolError(.unexpectedMessage, "the coordinator is shutting down")) }
-        if clientRole == .client, clients.count - adminSessions >= limits.clients {
+        if clientRole == .client, clients.count - adminSessions >= limits.clients - adminReserve {
             refusedConnections += 1
             return .refused(ProtocolError(
                 .unexpectedMessage,
-                "\(limits.clients) client connections are open (limits.clients); the \(limits.adminClients) "
-                    + "beyond them are kept for admins (limits.adminClients)"))
+                "\(limits.clients - adminReserve) client connections are open: the last \(adminReserve) of "
+                    + "limits.clients are kept for admins (limits.adminClients)"))
         }
         if role == .worker, let name = hello.name, !Self.isValidWorkerName(name) {
             // A worker's name is its id in logs, status and metrics: printable, short.

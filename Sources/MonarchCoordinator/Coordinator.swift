@@ -260,10 +260,10 @@ public final class Coordinator: Sendable {
         let available = ProcessSetup.raiseDescriptorLimit()
         // Listeners, the loop's own, log files, SQLite, child process pipes: a margin of 64.
         // Handshakes count in the client and worker caps.
-        let needed = limits.clients + limits.adminClients + limits.workers + 64
+        let needed = limits.clients + limits.workers + 64
         if needed > available {
             logger.warning("""
-                limits.clients + limits.adminClients + limits.workers (\(needed - 64)) leave too few of the \
+                limits.clients + limits.workers (\(needed - 64)) leave too few of the \
                 \(available) descriptors this process may open; lower them or raise the limit (ulimit -n)
                 """)
         }

@@ -261,16 +261,18 @@ struct ConnectionLimitTests {
         }
     }
 
-    @Test("Connections past the handshake cap are closed at once; a silent one is closed after helloTimeout")
+    @Test("A connection past the handshake cap pushes out the longest-waiting one at once; a silent one is closed after helloTimeout")
     func handshakeCapAndHelloTimeout() async throws {
         try await TestCluster.with(fakeWorkerCluster(limits: ["handshakes: 2", "helloTimeout: 10s"])) { cluster in
-            let silent = [try RawSocket(path: cluster.clientPath), try RawSocket(path: cluster.clientPath)]
-            try await Task.sleep(for: .milliseconds(500))
-            let refused = try RawSocket(path: cluster.clientPath)
+            let oldest = try RawSocket(path: cluster.clientPath)
+            try await Task.sleep(for: .milliseconds(200))
+            let silent = [try RawSocket(path: cluster.clientPath)]
+            try await Task.sleep(for: .milliseconds(300))
+            let newest = try RawSocket(path: cluster.clientPath)
             let start = ContinuousClock.now
-            #expect(try await offPool { try refused.isClosedByPeer() })
-            #expect(ContinuousClock.now - start < .seconds(8), "refused at once, not by the 10 s hello timeout")
-            for socket in silent {
+            #expect(try await offPool { try oldest.isClosedByPeer() })
+            #expect(ContinuousClock.now - start < .seconds(8), "pushed out at once, not by the 10 s hello timeout")
+            for socket in silent + [newest] {
                 let message = try await offPool { try socket.nextMessage() }
                 guard case .error(let error)? = message else {
                     Issue.record("expected the hello timeout's error, got \(String(describing: message))")

@@ -106,10 +106,10 @@ struct RoleAndAdmissionTests {
         }
     }
 
-    @Test("A TCP peer holds at most limits.clientsPerPeer connections; past limits.clients only admins get in")
+    @Test("A TCP peer holds at most limits.clientsPerPeer connections; the last limits.adminClients of limits.clients are for admins")
     func clientSlots() async throws {
         let port = UInt16(try freeLocalPort())
-        let options = Self.securedCluster(port: port, limits: ["clients: 4", "clientsPerPeer: 2", "adminClients: 2"])
+        let options = Self.securedCluster(port: port, limits: ["clients: 8", "clientsPerPeer: 2", "adminClients: 4"])
         try await TestCluster.with(options) { cluster in
             var held: [RawSocket] = []
             func greet(_ socket: RawSocket, _ token: String) async throws -> WireMessage? {
