@@ -26,9 +26,10 @@ final class RawSocket: @unchecked Sendable {
             }
         }
         guard connected == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            throw SpawnError("connect \(path): errno \(error)")
+            // Not closed here: a class whose initializer throws once every property is set is
+            // deinitialized, and deinit closes it (closing twice could close a descriptor
+            // another thread has just been given).
+            throw SpawnError("connect \(path): errno \(errno)")
         }
     }
 
@@ -57,13 +58,12 @@ final class RawSocket: @unchecked Sendable {
             }
         } == 0
         guard connected else {
-            let error = errno
-            Glibc.close(fd)
-            throw SpawnError("connect 127.0.0.1:\(port) from \(source): errno \(error)")
+            // Closed by deinit, as above.
+            throw SpawnError("connect 127.0.0.1:\(port) from \(source): errno \(errno)")
         }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// Writes all of `bytes`; false once the peer is gone.
     @discardableResult

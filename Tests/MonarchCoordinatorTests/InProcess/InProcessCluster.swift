@@ -29,9 +29,17 @@ struct InProcessCluster: Sendable {
     static func with(
         _ yaml: String, _ body: @Sendable (InProcessCluster) async throws -> Void
     ) async throws {
-        let configuration = try Configuration.parse(
+        var parsed = try Configuration.parse(
             yaml: "listen: { clients: unix:/nonexistent/c.sock, workers: unix:/nonexistent/w.sock }\n" + yaml,
             baseDirectory: "/tmp", fileName: "in-process.yml", environment: [:])
+        // The scripted workers answer pings from tasks on the shared pool, which a loaded test
+        // run can keep from running for seconds: the coordinator would rightly find them
+        // silent. Heartbeats and hello timeouts are tested with real processes; here they
+        // wait, unless a test asks for them.
+        // Hellos likewise: a loaded run can hold the tasks that send them back for seconds.
+        if !yaml.contains("heartbeat") { parsed.limits.heartbeat = .seconds(60) }
+        if !yaml.contains("helloTimeout") { parsed.limits.helloTimeout = .seconds(120) }
+        let configuration = parsed
         // As in `monarch up` (ProcessSetup.start): a peer that went away is an error on the
         // write, not a SIGPIPE that kills the test process (a coordinator writing to a client
         // socket the test closed did, now and then).
