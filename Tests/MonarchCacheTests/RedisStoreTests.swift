@@ -7,7 +7,11 @@ import TestOrigins
 import Testing
 
 /// The Redis store against a real `redis-server` each test starts on 127.0.0.1.
-@Suite("Redis store", .timeLimit(.minutes(5)))
+// One test at a time: each starts, stops and restarts a redis-server of its own while stores
+// connect, reconnect and close on loops of the test process; run all at once beside the
+// outage tests, the full suite crashed now and then (a call through a null closure on a
+// cache-test loop, not reproduced alone nor under AddressSanitizer).
+@Suite("Redis store", .serialized, .timeLimit(.minutes(5)))
 struct RedisStoreTests {
     @Test("a stored entry is a hit through another worker's provider; an absent key is a miss; Redis expires it ttl + keepStale after")
     func hitsAndMisses() async throws {

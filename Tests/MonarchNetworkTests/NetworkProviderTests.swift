@@ -156,8 +156,9 @@ import Testing
             // Backoff ceilings of 100 ms, 200 ms, 400 ms… against a 60 ms budget: at most one
             // wait of under 54 ms fits, so far fewer than 11 attempts are made.
             let provider = harness.provider(retries: 10)
-            let (outcome, elapsed) = await timed(provider, routed(harness.origin.url("/status/503"), deadline: .milliseconds(60)))
-            #expect(elapsed < .milliseconds(400))
+            // What shows the waits were skipped is the count of attempts, not a time: a loaded
+            // run stretches any time.
+            let (outcome, _) = await timed(provider, routed(harness.origin.url("/status/503"), deadline: .milliseconds(60)))
             #expect(["upstreamStatus", "timeout"].contains(outcome.failureCode))
             try #expect(await harness.stats().hits["/status/503", default: 0] < 11)
         }

@@ -6,8 +6,10 @@ import Foundation
 /// already holding a turn (a cluster inside a cluster) takes no second one, so nesting cannot
 /// deadlock.
 actor ClusterGate {
-    /// The gate every cluster of the test process goes through: four clusters per core.
-    static let shared = ClusterGate(limit: 4 * max(1, ProcessInfo.processInfo.activeProcessorCount))
+    /// The gate every cluster of the test process goes through: two clusters per core (with
+    /// four, clusters of two dozen workers left the rest of a full run's tasks waiting for
+    /// seconds, and their waits ran out).
+    static let shared = ClusterGate(limit: 2 * max(1, ProcessInfo.processInfo.activeProcessorCount))
 
     /// Whether the current task holds a turn.
     @TaskLocal static var holdsTurn = false
