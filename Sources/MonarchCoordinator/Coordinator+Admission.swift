@@ -75,7 +75,6 @@ extension Coordinator {
         let deadline = try? LoopTimer(on: loop)
         let helloTimeoutMs = limits.helloTimeout.wholeMilliseconds
         var handshaking = true
-        var admitted = false
         func handshakeOver() {
             guard handshaking else { return }
             handshaking = false
@@ -89,11 +88,11 @@ extension Coordinator {
             handshakeOver()
             connection.fail(ProtocolError(.unexpectedMessage, "no hello within \(helloTimeoutMs) ms"))
         }
+        // Until a session takes the connection over (and sets its own `onEnd`), its end is the
+        // handshake's.
         connection.onEnd = { [unowned self] end in
             handshakeOver()
-            if !admitted {
-                if role == .worker { workerConnections -= 1 } else { clientConnectionEnded(peer: peer) }
-            }
+            if role == .worker { workerConnections -= 1 } else { clientConnectionEnded(peer: peer) }
             if case .protocolError(let error) = end {
                 peerLog.log(.info, "a \(role.rawValue) connection failed its handshake: \(error)", to: logger)
             }
@@ -110,7 +109,6 @@ extension Coordinator {
                 clientRole = role
             }
             guard case .hello(let hello) = message else { return }
-            admitted = true
             connection.maxInboundFrameBytes = limits.maxFrameBytes
             connection.maxOutboundFrameBytes = limits.maxFrameBytes
             let agreed = WireFeature.agreed(to: hello.features)
