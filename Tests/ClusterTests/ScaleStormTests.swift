@@ -111,8 +111,9 @@ struct ScaleStormTests {
         }
     }
 
-    @Test("A scale far past the handshake limit starts its workers in batches: every one registers, the pool does not fail, and it scales back down")
-    func largeScaleInBatches() async throws {
+    /// A bundle-only cluster starting `count` workers, with 6 handshake slots (so a scale to
+    /// 24 is far past what admission takes at once) and room for 64 workers.
+    static func bundlesPastTheHandshakeLimit(count: Int) -> ClusterOptions {
         var options = ClusterOptions()
         options.custom = """
             domains:
@@ -121,12 +122,18 @@ struct ScaleStormTests {
               - match: "docs/..."
                 domain: static
             workers:
-              bundle: {count: 1, root: $FOLDER/Bundle}
+              bundle: {count: \(count), root: $FOLDER/Bundle}
             limits:
               handshakes: 6
               workers: 64
 
             """
+        return options
+    }
+
+    @Test("A scale far past the handshake limit starts its workers in batches: every one registers, the pool does not fail, and it scales back down")
+    func largeScaleInBatches() async throws {
+        let options = Self.bundlesPastTheHandshakeLimit(count: 1)
         try await TestCluster.with(options) { cluster in
             let client = try await cluster.connect()
             let up = try await within(240, "scale bundle=24") { try await client.scale("bundle", to: 24) }
@@ -146,20 +153,7 @@ struct ScaleStormTests {
 
     @Test("monarch up with more workers than the handshake limit takes at once starts them in batches and gets ready")
     func largeStartInBatches() async throws {
-        var options = ClusterOptions()
-        options.custom = """
-            domains:
-              static: [bundle]
-            routes:
-              - match: "docs/..."
-                domain: static
-            workers:
-              bundle: {count: 24, root: $FOLDER/Bundle}
-            limits:
-              handshakes: 6
-              workers: 64
-
-            """
+        let options = Self.bundlesPastTheHandshakeLimit(count: 24)
         try await TestCluster.with(options) { cluster in
             let status = try await cluster.status()
             #expect(status.bundleWorkers.count == 24)

@@ -13,20 +13,6 @@ import Testing
 /// invalidation came in between.
 @Suite("Held answers")
 struct HeldAnswerTests {
-    static let docs = """
-        domains:
-          docs: [cache, bundle]
-        routes:
-          - match: "..."
-            domain: docs
-            ttl: 60s
-        """
-
-    func text(_ message: WireMessage) -> String? {
-        guard case .response(let response) = message else { return nil }
-        return response.body.map { String(decoding: $0, as: UTF8.self) }
-    }
-
     /// Answers every lookup the cache is asked with a miss, until cancelled.
     func missEverything(_ cache: ScriptedWorker) -> Task<Void, Never> {
         Task {
@@ -36,7 +22,7 @@ struct HeldAnswerTests {
 
     @Test("50 identical requests pipelined on one connection reach the origin once, while the write-back is not stored yet")
     func pipelinedReadsShareTheAnswer() async throws {
-        try await InProcessCluster.with(Self.docs) { cluster in
+        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
             let trips = Atomic<Int>(0)
@@ -67,7 +53,7 @@ struct HeldAnswerTests {
 
     @Test("An invalidation between a trip's answer and a later read wins: the read goes down the chain again")
     func invalidationWins() async throws {
-        try await InProcessCluster.with(Self.docs) { cluster in
+        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
             let client = try await cluster.client()
@@ -102,7 +88,7 @@ struct HeldAnswerTests {
 
     @Test("A private answer is never handed to a later read")
     func privateAnswersAreNotHeld() async throws {
-        try await InProcessCluster.with(Self.docs) { cluster in
+        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
             let client = try await cluster.client()

@@ -105,6 +105,31 @@ struct InProcessCluster: Sendable {
 }
 
 /// A client speaking the wire protocol, one exchange id after the other.
+extension InProcessCluster {
+    /// The configuration most in-process tests run: domain `docs`, a cache in front of a
+    /// bundle, for every path, answers kept 60 s.
+    static let cachedDocs = """
+        domains:
+          docs: [cache, bundle]
+        routes:
+          - match: "..."
+            domain: docs
+            ttl: 60s
+        """
+}
+
+/// The body of a `response` as text; nil for any other message.
+func text(_ message: WireMessage) -> String? {
+    guard case .response(let response) = message else { return nil }
+    return response.body.map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// The error code of a `failure`; nil for any other message.
+func code(_ message: WireMessage) -> String? {
+    guard case .failure(let failure) = message else { return nil }
+    return failure.error.code
+}
+
 final class TestClient: Sendable {
     let connection: AsyncFrameConnection
     private let answers = Inbox()

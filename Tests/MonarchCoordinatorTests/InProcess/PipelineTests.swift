@@ -13,28 +13,9 @@ import Testing
 /// pools, write-back and failover, with scripted workers on in-process connections.
 @Suite("The coordinator in process")
 struct PipelineTests {
-    static let docs = """
-        domains:
-          docs: [cache, bundle]
-        routes:
-          - match: "..."
-            domain: docs
-            ttl: 60s
-        """
-
-    func text(_ message: WireMessage) -> String? {
-        guard case .response(let response) = message else { return nil }
-        return response.body.map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    func code(_ message: WireMessage) -> String? {
-        guard case .failure(let failure) = message else { return nil }
-        return failure.error.code
-    }
-
     @Test("A cache miss goes on to the bundle, whose answer reaches the client and is written back to the cache")
     func chainAndWriteBack() async throws {
-        try await InProcessCluster.with(Self.docs) { cluster in
+        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
             let client = try await cluster.client()
@@ -270,7 +251,7 @@ struct PipelineTests {
 
     @Test("Bodies cross intact between peers that agreed to raw bodies and peers that did not, each in its own form")
     func rawAndPlainBodies() async throws {
-        try await InProcessCluster.with(Self.docs) { cluster in
+        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let binary = Data((0...255).map { UInt8($0) } + [0xC0, 0xAF])
             let cache = try await cluster.worker(kind: "cache", name: "cache-plain")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-raw", features: [WireFeature.rawBodies])
