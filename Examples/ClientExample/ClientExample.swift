@@ -51,7 +51,7 @@ struct ClientExample: AsyncParsableCommand {
     @Option(help: "The coordinator: unix:PATH or tcp:HOST:PORT (default: MONARCH_ADDRESS, else unix:.monarch/monarch.sock).")
     var address: String?
 
-    @Flag(help: "Use the preview service instead of a cluster: every answer is the request's preview data.")
+    @Flag(help: "Use the preview service instead of a cluster: every answer is the request's preview data (so the increment changes nothing).")
     var preview = false
 
     func run() async throws {
@@ -78,6 +78,11 @@ struct ClientExample: AsyncParsableCommand {
         let after = try await increment.perform(Increment())
         print("incremented to: \(after.value)")
         print("the query now holds: \(count.state.value?.value ?? -1)")
+        if preview {
+            // Nothing was sent anywhere: the mutation's answer is Increment's previewData, and
+            // the query's refetch answered CurrentCount's (0) again.
+            print("(a preview: every answer is its request's previewData, so nothing was incremented)")
+        }
 
         if let client = service as? MonarchClient { await client.close() }
     }
