@@ -49,6 +49,11 @@ struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Log lines as text or json (one object per line, for log shippers).",
+        discussion: "Default: MONARCH_LOG_FORMAT, else text. The workers monarch up starts log the same way."))
+    var logFormat: ProcessSetup.LogFormat?
+
     /// Where the configuration comes from: `--config`, else `./monarch.yml` when it exists,
     /// else the embedded default.
     var source: ConfigSource {
@@ -63,23 +68,28 @@ struct ConfigOptions: ParsableArguments {
 
     /// The configuration of ``source``: the file's contents, or the embedded default (relative
     /// paths against the working directory).
-    func loadConfiguration() throws -> Configuration {
+    ///
+    /// - Throws: ``ConfigurationProblem`` when the file cannot be read or is invalid.
+    func loadConfiguration() throws(ConfigurationProblem) -> Configuration {
         guard let file = source.file else { return Configuration.defaultConfiguration(baseDirectory: currentDirectory()) }
         do {
             return try Configuration.load(file: file)
         } catch {
-            throw ValidationError("\(error)")
+            throw ConfigurationProblem("\(error)")
         }
     }
 
-    /// Sets the process up (logs to standard error at the chosen level, SIGPIPE ignored).
+    /// Sets the process up (logs to standard error at the chosen level and format, SIGPIPE
+    /// ignored). A `--log-format` is passed on to the processes this one starts.
     func startProcess() -> Logger {
-        ProcessSetup.start(logLevel: logLevel)
+        if let logFormat { setenv(ProcessSetup.LogFormat.environmentVariable, logFormat.rawValue, 1) }
+        ProcessSetup.start(logLevel: logLevel, format: logFormat ?? .fromEnvironment)
         return Logger(label: "monarch")
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension ProcessSetup.LogFormat: ExpressibleByArgument {}
 
 /// The process's working directory.
 func currentDirectory() -> String {

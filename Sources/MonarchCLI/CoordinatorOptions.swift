@@ -48,6 +48,18 @@ struct CoordinatorOptions: ParsableArguments {
         return config.source.description
     }
 
+    /// ``connect()`` for the subcommand `command`: when the coordinator cannot be reached,
+    /// prints why (`monarch COMMAND: …`) and exits 2. A configuration that does not load
+    /// (``ConfigurationProblem``, exit 78) or an invalid address (usage, exit 64) is thrown.
+    func connectOrExit(as command: String) async throws -> MonarchClient {
+        do {
+            return try await connect()
+        } catch let error as MonarchError {
+            printToStandardError("monarch \(command): \(error)")
+            throw ExitCode(2)
+        }
+    }
+
     /// A connection to the coordinator, with the token of ``token()``.
     ///
     /// - Throws: ``MonarchError`` (`transport`) when it cannot be reached (callers exit 2); its message

@@ -25,13 +25,13 @@ struct GetCommand: AsyncParsableCommand {
             -X, -H and --data make any request, a mutation too: \
             monarch get notes -X POST -H content-type:application/json --data '{"text":"hi"}'. \
             When no provider answers, prints the aggregated error on standard error and exits 1; \
-            when the coordinator cannot be reached, exits 2; an invalid option value exits 64. \
+            when the coordinator cannot be reached, exits 2; an invalid option value exits 64; an invalid configuration exits 78. \
             With --json every answer and error is one JSON object on standard output, and \
             nothing is written to standard error.
             """
     )
 
-    @Argument(help: "The resource's path, such as docs/hello.txt (a leading / or a full URL also work).")
+    @Argument(help: "The resource's path, such as docs/hello.txt (a leading / also works; a URL naming a host is refused).")
     var path: String
 
     @Option(help: "The domain whose chain serves the request (default: the route's).")
@@ -62,6 +62,10 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = coordinator.config.startProcess()
+        if let problem = ResourceArgument.problem(with: path) {
+            GetOutput.reportUsage(problem, json: json)
+            throw ExitCode.validationFailure
+        }
         var request = Request(path: path, domain: domain.map { RequestDomain($0) } ?? .any, policy: policy)
         do {
             try RequestOptions.apply(method: method, headers: header, data: data, to: &request)
@@ -82,6 +86,9 @@ struct GetCommand: AsyncParsableCommand {
         } catch let error as MonarchError {
             GetOutput.report(error, json: json)
             throw ExitCode(2)
+        } catch let problem as ConfigurationProblem {
+            GetOutput.reportConfigurationProblem(problem, json: json)
+            throw ExitCode(ConfigurationProblem.exitStatus)
         } catch {
             // The configuration or the address did not do.
             GetOutput.reportUsage("\(error)", json: json)

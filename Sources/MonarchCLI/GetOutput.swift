@@ -51,7 +51,7 @@ enum GetOutput {
         let detail: FailureMessage.Detail
         switch error {
         case .transport(let transport) where transport.kind != .overloaded:
-            detail = .init(code: transport.kind.rawValue, message: transport.message)
+            detail = .init(code: FailureCode(rawValue: transport.kind.rawValue), message: transport.message)
         case .upstreamStatus, .decoding, .transport:
             detail = .init(code: "failed", message: "\(error)")
         case .notFound(let chain), .chainFailure(let chain), .timeout(let chain): detail = chain.detail
@@ -60,8 +60,7 @@ enum GetOutput {
         write(ErrorJSON(error: detail))
     }
 
-    /// Prints a usage error found while running (an invalid `--deadline`, a configuration
-    /// that does not load, an invalid address) like ``report(_:json:)`` does: on standard
+    /// Prints a usage error found while running (an invalid `--deadline`, an invalid address) like ``report(_:json:)`` does: on standard
     /// error, or with `--json` as `{"error": {"code": "invalidArguments", ...}}` on standard
     /// output alone.
     static func reportUsage(_ message: String, json: Bool) {
@@ -70,6 +69,16 @@ enum GetOutput {
             return
         }
         write(ErrorJSON(error: .init(code: "invalidArguments", message: message)))
+    }
+
+    /// Prints a configuration that cannot be used like ``reportUsage(_:json:)`` does, with
+    /// the code `invalidConfiguration` in JSON.
+    static func reportConfigurationProblem(_ problem: ConfigurationProblem, json: Bool) {
+        guard json else {
+            printToStandardError("monarch get: \(problem)")
+            return
+        }
+        write(ErrorJSON(error: .init(code: "invalidConfiguration", message: problem.description)))
     }
 
     private static func write(_ value: some Encodable) {

@@ -45,13 +45,7 @@ struct ScaleCommand: AsyncParsableCommand {
     func run() async throws {
         _ = coordinator.config.startProcess()
         let targets = try targets()
-        let client: MonarchClient
-        do {
-            client = try await coordinator.connect()
-        } catch {
-            printToStandardError("monarch scale: \(error)")
-            throw ExitCode(2)
-        }
+        let client = try await coordinator.connectOrExit(as: "scale")
         var failed = false
         for target in targets {
             do {

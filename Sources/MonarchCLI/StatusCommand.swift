@@ -29,13 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = coordinator.config.startProcess()
-        let client: MonarchClient
-        do {
-            client = try await coordinator.connect()
-        } catch {
-            printToStandardError("monarch status: \(error)")
-            throw ExitCode(2)
-        }
+        let client = try await coordinator.connectOrExit(as: "status")
         repeat {
             let report: StatusReport
             do {

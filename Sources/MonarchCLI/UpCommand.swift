@@ -14,11 +14,14 @@ struct UpCommand: AsyncParsableCommand {
         abstract: "Launch the cluster in the foreground: the coordinator and the configured workers.",
         discussion: """
             The configuration is --config FILE, else monarch.yml in the working directory, else \
-            the embedded default (Examples/monarch.yml explains it). \
+            the embedded default, which serves the working directory's files (its sockets are in \
+            a runtime folder of the working directory's own; monarch check --print shows it). \
             Prints a line containing "ready" once every configured worker has registered, after \
             the startup log lines. \
-            SIGINT or SIGTERM drains the requests in flight, then stops every worker; a second \
-            signal stops at once.
+            Signals: SIGINT or SIGTERM drains the requests in flight, then stops every worker; a \
+            second one stops at once. SIGHUP reloads the configuration file. \
+            Exits 78 when the configuration cannot be used, 1 when a cluster already runs on its \
+            sockets or the cluster fails.
             """
     )
 
@@ -27,36 +30,53 @@ struct UpCommand: AsyncParsableCommand {
     func run() async throws {
         let source = options.source
         let configuration = try options.loadConfiguration()
-        if source == .embeddedDefault, let missing = Self.missingBundleFolder(configuration) {
-            printToStandardError("""
-                monarch up: there is no \(ConfigSource.fileName) in \(currentDirectory()), and the embedded default \
-                configuration serves the folder Bundle from the working directory, which is not there (\(missing)). \
-                Run monarch up where a \(ConfigSource.fileName) is (in Monarch's repository: cd Examples), or give --config FILE.
-                """)
+        if source == .embeddedDefault, case .unix(let path) = configuration.listen.workers {
+            do {
+                try RuntimeDirectory.prepare(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+            } catch {
+                throw ConfigurationProblem("\(error)")
+            }
+        }
+        let problems = ConfigurationCheck.problems(
+            in: configuration, executableDirectory: ProcessSetup.executableDirectory)
+        guard problems.isEmpty else {
+            throw ConfigurationProblem("\(source.description): " + problems.joined(separator: "; "))
+        }
+        let lock: ClusterLock?
+        do {
+            lock = try ClusterLock.acquire(for: configuration)
+        } catch {
+            printToStandardError("monarch up: \(error)")
             throw ExitCode.failure
+        }
+        if source == .embeddedDefault {
+            print(Self.describeDefault(configuration, in: currentDirectory()))
+            flushStandardOutput()
         }
         let logger = options.startProcess()
         FreedMemory.returnPeriodically()
         logger.info("configuration: \(source.file ?? source.description)")
+        let options = self.options
         let cluster = LocalCluster(
-            configuration: configuration, executableDirectory: ProcessSetup.executableDirectory, logger: logger)
+            configuration: configuration, executableDirectory: ProcessSetup.executableDirectory, logger: logger,
+            reread: { () throws -> Configuration in try options.loadConfiguration() },
+            environment: ProcessInfo.processInfo.environment)
         do {
             try await cluster.run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
         }
+        lock?.release()
     }
 
-    /// The bundle folder `configuration` has local bundle workers serve, when it does not exist.
-    static func missingBundleFolder(_ configuration: Configuration) -> String? {
-        for pool in configuration.workers where pool.count > 0 {
-            guard case .bundle(let bundle) = pool.settings else { continue }
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: bundle.root, isDirectory: &isDirectory) || !isDirectory.boolValue {
-                return bundle.root
-            }
-        }
-        return nil
+    /// What the embedded default serves from `folder`, and where clients find it.
+    static func describeDefault(_ configuration: Configuration, in folder: String) -> String {
+        """
+        monarch up: no \(ConfigSource.fileName) in \(folder), so the embedded default: every path is a file \
+        of this folder (dotfiles refused); api/... is fetched from http://127.0.0.1:8080/... through a \
+        memory cache. Clients connect at \(configuration.listen.clients.map(\.description).joined(separator: ", ")) \
+        (monarch get PATH run in this folder finds it).
+        """
     }
 }

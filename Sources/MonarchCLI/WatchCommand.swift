@@ -53,6 +53,7 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var coordinator: CoordinatorOptions
 
     func validate() throws {
+        if let problem = path.flatMap(ResourceArgument.problem(with:)) { throw ValidationError(problem) }
         let given = [path, prefix, tag, key, keyPrefix].compactMap { $0 }
         guard given.count == 1 else {
             throw ValidationError("give one of PATH, --prefix PATH, --tag TAG, --key KEY or --key-prefix PREFIX\(given.isEmpty ? "" : ", not several")")
@@ -73,13 +74,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = coordinator.config.startProcess()
-        let client: MonarchClient
-        do {
-            client = try await coordinator.connect()
-        } catch {
-            printToStandardError("monarch watch: \(error)")
-            throw ExitCode(2)
-        }
+        let client = try await coordinator.connectOrExit(as: "watch")
         let watch: CacheWatch
         do {
             watch = try await client.watch(target)

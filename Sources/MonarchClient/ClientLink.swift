@@ -37,11 +37,17 @@ final class ClientLink: Sendable {
     }
 
     let connection: AsyncFrameConnection
+    /// What the coordinator said of itself when it accepted the connection.
+    let welcome: Welcome
+    /// When the welcome arrived.
+    let welcomedAt: ContinuousClock.Instant
     private let state = Mutex(State())
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    private init(connection: AsyncFrameConnection) {
+    private init(connection: AsyncFrameConnection, welcome: Welcome, welcomedAt: ContinuousClock.Instant) {
         self.connection = connection
+        self.welcome = welcome
+        self.welcomedAt = welcomedAt
     }
 
     /// Connects to `address` on `loop`, says hello with `token`, and starts reading and
@@ -63,10 +69,13 @@ final class ClientLink: Sendable {
             await connection.close()
         }
         defer { watchdog.cancel() }
+        let accepted: Welcome
         do {
             try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()), features: WireFeature.supported)))
             switch try await connection.nextMessage() {
-            case .welcome(let welcome): try await connection.adopt(welcome)
+            case .welcome(let welcome):
+                try await connection.adopt(welcome)
+                accepted = welcome
             case .error(let error):
                 throw MonarchError.transport(.init(.cannotConnect, "\(address) refused: \(error.code.rawValue): \(error.message)"))
             case let other?:
@@ -80,7 +89,7 @@ final class ClientLink: Sendable {
             if let error = error as? MonarchError { throw error }
             throw .transport(.init(.cannotConnect, "\(address): \(error)"))
         }
-        let link = ClientLink(connection: connection)
+        let link = ClientLink(connection: connection, welcome: accepted, welcomedAt: .now)
         link.start(heartbeat: heartbeat, onPush: onPush, onEnd: onEnd)
         return link
     }

@@ -95,11 +95,7 @@ extension ConfigNode {
 
     /// A `unix:PATH` or `tcp:HOST:PORT` address; a relative Unix path is resolved against
     /// `baseDirectory`.
-    ///
-    /// When the resolved path is too long for a Unix socket and `keepingLongRelativePaths` is
-    /// set, the path stays relative (the embedded default does that: its base is the working
-    /// directory, so the relative path names the same file).
-    func address(baseDirectory: String, keepingLongRelativePaths: Bool) throws(ConfigError) -> SocketAddress {
+    func address(baseDirectory: String) throws(ConfigError) -> SocketAddress {
         let text = try string(expecting: "an address such as unix:PATH or tcp:HOST:PORT")
         let address: SocketAddress
         do throws(SocketAddressError) {
@@ -112,7 +108,6 @@ extension ConfigNode {
         do throws(SocketAddressError) {
             return try SocketAddress(parsing: "unix:\(resolved)")
         } catch {
-            if keepingLongRelativePaths { return address }
             throw self.error("\(error.description) (\"\(path)\" resolved against \(baseDirectory))")
         }
     }

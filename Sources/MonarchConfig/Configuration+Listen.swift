@@ -37,13 +37,7 @@ extension Configuration {
             clientNodes = [clientsNode]
         }
         func entry(_ node: ConfigNode) throws(ConfigError) -> Listeners.Entry {
-            .init(
-                address: try node.address(
-                    baseDirectory: context.baseDirectory,
-                    keepingLongRelativePaths: context.keepingLongRelativeSocketPaths
-                ),
-                node: node
-            )
+            .init(address: try node.address(baseDirectory: context.baseDirectory), node: node)
         }
         var clients: [Listeners.Entry] = []
         for clientNode in clientNodes { clients.append(try entry(clientNode)) }

@@ -10,9 +10,6 @@ struct ParseContext {
     var fileName: String?
     /// Where `${VAR}` in `auth.token` is looked up.
     var environment: [String: String]
-    /// Keep relative Unix socket paths relative when their absolute form is too long (the
-    /// embedded default only; see ``ConfigNode/address(baseDirectory:keepingLongRelativePaths:)``).
-    var keepingLongRelativeSocketPaths = false
 }
 
 extension Configuration {
@@ -184,8 +181,7 @@ extension Configuration {
     static func parseMetrics(_ node: ConfigNode, secrets: AuthSecrets, context: ParseContext) throws(ConfigError)
         -> SocketAddress
     {
-        let address = try node.address(
-            baseDirectory: context.baseDirectory, keepingLongRelativePaths: context.keepingLongRelativeSocketPaths)
+        let address = try node.address(baseDirectory: context.baseDirectory)
         guard case .tcp = address else {
             throw node.error("expected a TCP address such as tcp:127.0.0.1:9464 (Prometheus scrapes over HTTP)")
         }

@@ -213,7 +213,9 @@ extension Coordinator {
         let session = ClientSession(id: id, connection: connection, role: role, peer: peer, coordinator: self)
         clients[id] = session
         if role == .admin { adminSessions += 1 }
-        try? connection.send(.welcome(Welcome(maxFrameBytes: limits.maxFrameBytes, features: features)))
+        let uptime = Int((ContinuousClock.now - startedAt).wholeMilliseconds)
+        try? connection.send(.welcome(Welcome(
+            maxFrameBytes: limits.maxFrameBytes, features: features, release: MonarchRelease.version, uptimeMs: uptime)))
     }
 
     func clientLeft(_ session: ClientSession) {

@@ -27,22 +27,25 @@ public final class Coordinator: Sendable {
         public var pid: Int?
     }
 
-    /// The configuration the coordinator runs.
+    /// The configuration the coordinator started with (what a reload may change is in
+    /// ``routing``).
     public let configuration: Configuration
     /// The loop everything runs on.
     public let loop: EventLoop
     let logger: Logger
-    /// The bounds the coordinator keeps.
-    var limits: Configuration.Limits { configuration.limits }
-    let router: Router<RouteOptions>
+    /// The bounds the coordinator keeps now.
+    var limits: Configuration.Limits { routing.value.configuration.limits }
+    /// The routes, domains and limits in force, replaced as a whole by ``reload(_:)``; loop thread only.
+    let routing: LoopBound<Routing>
+    var router: Router<RouteOptions> { routing.value.router }
     /// Paths seen lately, parsed and routed.
-    private let routes: RouteCache
+    private var routes: RouteCache { routing.value.routeCache }
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
     /// The pools whose workers keep responses, by kind (their workers are in ``pools`` too).
     let cachePools: [CachePool]
     /// Chains by domain name, in the configured order.
-    let chains: [String: [any RequestProvider]]
+    var chains: [String: [any RequestProvider]] { routing.value.chains }
     let flights: FlightTable
     /// Everything that changes while the coordinator runs; loop thread only.
     let state: LoopBound<State>
@@ -124,8 +127,7 @@ public final class Coordinator: Sendable {
         self.loop = loop
         self.logger = logger
         self.roleGate = RoleGate(configuration)
-        self.router = try Router(routes: configuration.routes)
-        self.routes = RouteCache(capacity: configuration.limits.routeCache)
+        let router = try Router<RouteOptions>(routes: configuration.routes)
         var pools: [String: WorkerPool] = [:]
         var cachePools: [String: CachePool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)
@@ -140,9 +142,8 @@ public final class Coordinator: Sendable {
         }
         self.pools = pools
         self.cachePools = cachePools.keys.sorted().map { cachePools[$0]! }
-        self.chains = Dictionary(uniqueKeysWithValues: configuration.domains.map { domain in
-            (domain.name, domain.providers.map { kind -> any RequestProvider in cachePools[kind] ?? pools[kind]! })
-        })
+        self.routing = LoopBound(
+            Routing(configuration: configuration, router: router, pools: pools, cachePools: cachePools), loop: loop)
         self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
         self.state = LoopBound(
             State(

@@ -29,11 +29,17 @@ public final class LocalCluster: Sendable {
     public let executableDirectory: String
     private let logger: Logger
     private let announce: @Sendable (String) -> Void
+    private let reread: (@Sendable () throws -> Configuration)?
+    private let notifier: ServiceNotifier
 
     /// A cluster for `configuration` whose workers start from `executableDirectory`;
-    /// `announce` prints the ready line (stdout by default).
+    /// `announce` prints the ready line (stdout by default). `reread` reads the configuration
+    /// again for a reload on SIGHUP (nil: SIGHUP is ignored). A service manager named by
+    /// `NOTIFY_SOCKET` in `environment` hears of readiness, reloads and the stop
+    /// (``ServiceNotifier``).
     public init(
         configuration: Configuration, executableDirectory: String, logger: Logger,
+        reread: (@Sendable () throws -> Configuration)? = nil, environment: [String: String] = [:],
         announce: @escaping @Sendable (String) -> Void = { line in
             print(line)
             fflush(nil)
@@ -42,6 +48,8 @@ public final class LocalCluster: Sendable {
         self.configuration = configuration
         self.executableDirectory = executableDirectory
         self.logger = logger
+        self.reread = reread
+        self.notifier = ServiceNotifier(environment: environment)
         self.announce = announce
     }
 
@@ -74,6 +82,7 @@ public final class LocalCluster: Sendable {
         }
         switch reason {
         case .drain:
+            notifier.stopping()
             logger.info("stopping: answering the requests in flight (second signal stops at once)")
             // A second signal ends the wait for the drain, and the workers' grace.
             let impatience = Task { () -> Bool in
@@ -102,6 +111,37 @@ public final class LocalCluster: Sendable {
         stop.finish()
         if case .failed(let error) = reason { throw error }
         logger.info("stopped")
+    }
+
+    /// Prints the ready line and tells the service manager.
+    private func ready(_ line: String) {
+        announce(line)
+        notifier.ready(status: line)
+    }
+
+    /// Reads the configuration again and applies it (``Coordinator/reload(_:)``); one that does
+    /// not load, would not run here or cannot be applied changes nothing and is logged. Loop thread.
+    private func reload(_ coordinator: Coordinator, reading reread: () throws -> Configuration, ready readyLine: String) {
+        notifier.reloading()
+        defer { notifier.ready(status: readyLine) }
+        logger.notice("SIGHUP: reading the configuration again")
+        let file: Configuration
+        do {
+            file = try reread()
+        } catch {
+            logger.error("reload refused, nothing changed: \(error)")
+            return
+        }
+        let problems = ConfigurationCheck.problems(in: file, executableDirectory: executableDirectory)
+        guard problems.isEmpty else {
+            logger.error("reload refused, nothing changed: \(problems.joined(separator: "; "))")
+            return
+        }
+        do {
+            try coordinator.reload(file)
+        } catch {
+            logger.error("reload refused, nothing changed: \(error)")
+        }
     }
 
     /// Sends this process's swift-metrics to a Prometheus registry, which it returns. Once per
@@ -165,7 +205,7 @@ public final class LocalCluster: Sendable {
         // At most this many local workers start at once, not yet registered (as a scale's do):
         // more would overflow the handshake slots and be turned away.
         let startsAtOnce = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
-        coordinator.onWorkerRegistered = { [announce] info in
+        coordinator.onWorkerRegistered = { [self] info in
             // Each of ours that registers makes room for the next one waiting to start.
             if expected.contains(info.id) && !registered.contains(info.id) {
                 let next = supervisor.assumeIsolated { supervisor in
@@ -179,7 +219,7 @@ public final class LocalCluster: Sendable {
                 supervisor.started = true
                 return true
             }
-            if nowStarted { announce(readyLine) }
+            if nowStarted { ready(readyLine) }
         }
         var signals: [LoopSignal] = []
         do {
@@ -188,6 +228,11 @@ public final class LocalCluster: Sendable {
                 signals.append(try LoopSignal(number, on: loop) {
                     received += 1
                     stop.yield(received == 1 ? .drain : .now)
+                })
+            }
+            if let reread {
+                signals.append(try LoopSignal(SIGHUP, on: loop) { [self] in
+                    reload(coordinator, reading: reread, ready: readyLine)
                 })
             }
         } catch {
@@ -207,7 +252,7 @@ public final class LocalCluster: Sendable {
         }
         if launches.isEmpty {
             supervisor.assumeIsolated { $0.started = true }
-            announce(readyLine)
+            ready(readyLine)
         }
         return (coordinator, supervisor, signals)
     }

@@ -10,17 +10,19 @@ import MonarchWire
 struct TargetResolution {
     let router: Router<RouteOptions>
     let domains: Set<String>
+    /// The domains whose chain has a cache.
+    let cachedDomains: Set<String>
     let limits: Configuration.Limits
 
     /// The keys, prefixes or tag `target` stands for, never empty:
     /// - a key, prefix or tag: itself;
     /// - a path: its `GET` and `HEAD` keys in its domain (the given one, else its route's);
     /// - a path prefix: the `GET` and `HEAD` key prefixes in the given domain, else in each
-    ///   domain of the routes that paths starting with it may match.
+    ///   domain with a cache of the routes that paths starting with it may match.
     ///
     /// - Throws: ``ChainError``: `requestTooLarge` (over `limits.invalidateBytes`),
-    ///   `invalidPath`, `noRoute` (no route matches the path, or no route may match paths
-    ///   with the prefix), `unknownDomain`.
+    ///   `invalidPath`, `noRoute` (no route matches the path, or no route of a domain with a
+    ///   cache may match paths with the prefix), `unknownDomain`.
     func resolve(_ target: CacheTarget) throws(ChainError) -> [CacheTarget] {
         let bytes = target.text.utf8.count
         guard bytes <= limits.invalidateBytes else {
@@ -53,9 +55,13 @@ struct TargetResolution {
                 names = [try checked(domain)]
             } else {
                 let reached = router.targets(forPathsStartingWith: prefix.components, lastIsWhole: prefix.endsWithSlash).map(\.domain)
-                names = Array(Set(reached)).sorted()
-                guard !names.isEmpty else {
+                guard !reached.isEmpty else {
                     throw ChainError(.noRoute, "no route matches paths starting with \(LogText.quoted(prefix.encoded))")
+                }
+                names = Set(reached).intersection(cachedDomains).sorted()
+                guard !names.isEmpty else {
+                    throw ChainError(.noRoute, "paths starting with \(LogText.quoted(prefix.encoded)) reach only domains "
+                        + "that keep no cache (\(Set(reached).sorted().joined(separator: ", "))), so nothing is cached under it")
                 }
             }
             return names.flatMap { name in
@@ -83,6 +89,8 @@ struct TargetResolution {
 extension Coordinator {
     /// The resolution of client targets against this coordinator's routes and domains.
     var targetResolution: TargetResolution {
-        TargetResolution(router: router, domains: Set(chains.keys), limits: limits)
+        TargetResolution(
+            router: router, domains: Set(chains.keys),
+            cachedDomains: Set(chains.filter { $0.value.contains { $0 is CachePool } }.keys), limits: limits)
     }
 }

@@ -7,16 +7,41 @@ import Logging
 /// What every Monarch executable (`monarch`, the workers) does first, and how it reads its
 /// environment.
 public enum ProcessSetup {
-    /// Sends logs to standard error at `level`, ignores SIGPIPE (a peer that went away is an
+    /// How log lines are written.
+    public enum LogFormat: String, Sendable, CaseIterable {
+        /// swift-log's text lines: `2026-11-27T09:40:00+0000 info monarch: …`.
+        case text
+        /// One JSON object per line (``JSONLineLogHandler``), for log shippers.
+        case json
+
+        /// The environment variable that carries the format to child processes (the workers
+        /// `monarch up --log-format json` starts log JSON too).
+        public static let environmentVariable = "MONARCH_LOG_FORMAT"
+
+        /// The format `MONARCH_LOG_FORMAT` names; text when it is unset or names none.
+        public static var fromEnvironment: LogFormat {
+            ProcessSetup.environment(environmentVariable).flatMap(LogFormat.init(rawValue:)) ?? .text
+        }
+    }
+
+    /// Sends logs to standard error at `level` in `format` (by default the one
+    /// `MONARCH_LOG_FORMAT` names, else text), ignores SIGPIPE (a peer that went away is an
     /// error on the write, never the end of the process), and tunes the allocator for
     /// frame-sized buffers (see ``keepLargeBuffersInTheHeap()``). Call once, at start.
-    public static func start(logLevel level: Logger.Level) {
+    public static func start(logLevel level: Logger.Level, format: LogFormat = .fromEnvironment) {
         signal(SIGPIPE, SIG_IGN)
         keepLargeBuffersInTheHeap()
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLineLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
     }
 

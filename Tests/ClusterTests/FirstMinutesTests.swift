@@ -18,19 +18,21 @@ struct FirstMinutesTests {
     /// Starts `executable ARGUMENTS` in `folder` (a shell changes into it), standard error into
     /// standard output when `merged`.
     static func start(
-        _ executable: String, _ arguments: [String], in folder: String, merged: Bool = false
+        _ executable: String, _ arguments: [String], in folder: String, merged: Bool = false,
+        environment: [String: String] = [:]
     ) throws -> SpawnedProcess {
         try SpawnedProcess(
             executable: "/bin/sh", arguments: ["-c", "cd \"$0\" && exec \"$@\"", folder, executable] + arguments,
-            environment: cleanEnvironment, standardInput: .null, standardOutput: .collect,
+            environment: cleanEnvironment.merging(environment) { $1 }, standardInput: .null, standardOutput: .collect,
             standardError: merged ? .standardOutput : .collect)
     }
 
     /// Runs `monarch ARGUMENTS` in `folder` to its end: exit status, standard output, standard error.
     static func monarch(
-        _ arguments: [String], in folder: String, monarch: String = Executables.monarch
+        _ arguments: [String], in folder: String, monarch: String = Executables.monarch,
+        environment: [String: String] = [:]
     ) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = try start(monarch, arguments, in: folder)
+        let process = try start(monarch, arguments, in: folder, environment: environment)
         guard let exit = try await process.waitForExit(timeout: .seconds(60)) else {
             _ = process.signal(SIGKILL)
             throw SpawnError("monarch \(arguments) still running after 60 s")
@@ -67,27 +69,53 @@ struct FirstMinutesTests {
         }
     }
 
-    @Test("monarch up with no flags in a folder with Bundle/: the embedded default; monarch get there needs no flags; the ready line is the last line until Ctrl-C, which stops cleanly")
-    func embeddedDefaultInItsFolder() async throws {
+    @Test("monarch up with no monarch.yml serves the folder it runs in, writes nothing there, refuses a second up on its sockets, and answers monarch get and ping run there; the ready line is the last line until Ctrl-C")
+    func embeddedDefaultServesAnyFolder() async throws {
         let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        try folder.write("Bundle/hello.txt", "Hello from the Monarch bundle.\n")
-        let up = try Self.start(Executables.monarch, ["up"], in: folder.path, merged: true)
+        let runtime = try TemporaryFolder()
+        defer {
+            folder.remove()
+            runtime.remove()
+        }
+        try folder.write("hello.txt", "Hello from any folder.\n")
+        try folder.write(".env", "SECRET=1\n")
+        let environment = ["XDG_RUNTIME_DIR": runtime.path]
+        let up = try Self.start(Executables.monarch, ["up"], in: folder.path, merged: true, environment: environment)
         defer { _ = up.signal(SIGKILL) }
         try await Self.waitFor("ready", from: up)
+        #expect(up.standardOutput.text.contains("no monarch.yml in \(folder.path)"), "\(up.standardOutput.text)")
 
-        let get = try await Self.monarch(["get", "hello.txt"], in: folder.path)
+        let get = try await Self.monarch(["get", "hello.txt"], in: folder.path, environment: environment)
         #expect(get.status == 0, "\(get.stderr)")
-        #expect(get.stdout == "Hello from the Monarch bundle.\n")
+        #expect(get.stdout == "Hello from any folder.\n")
+        let dotfile = try await Self.monarch(["get", ".env"], in: folder.path, environment: environment)
+        #expect(dotfile.status == 1, "\(dotfile.stdout)")
+        #expect(!dotfile.stdout.contains("SECRET"))
 
-        // Nothing the startup logs comes after the ready line.
-        try await Task.sleep(for: .seconds(1.5))
+        let ping = try await Self.monarch(["ping"], in: folder.path, environment: environment)
+        #expect(ping.status == 0, "\(ping.stderr)")
+        #expect(ping.stdout.hasPrefix("PONG from unix:\(runtime.path)/monarch/"), "\(ping.stdout)")
+        #expect(ping.stdout.contains("monarch \(MonarchRelease.version), up "), "\(ping.stdout)")
+
+        // A second cluster in the same folder is refused before it touches the first one's sockets.
+        let second = try await Self.monarch(["up"], in: folder.path, environment: environment)
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running here (pid \(up.pid))"), "\(second.stderr)")
+        let again = try await Self.monarch(["get", "hello.txt"], in: folder.path, environment: environment)
+        #expect(again.status == 0, "the first cluster still answers: \(again.stderr)")
+
+        // Nothing was written to the folder served.
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)) == ["hello.txt", ".env"])
         let lines = up.standardOutput.text.split(separator: "\n")
         #expect(lines.last?.contains("monarch: ready") == true, "\(up.standardOutput.text)")
         #expect(up.standardOutput.text.contains("configuration: the embedded default configuration"))
 
         #expect(try await Self.interrupt(up) == 0, "\(up.standardOutput.text)")
         #expect(!up.standardOutput.text.contains("left open"), "\(up.standardOutput.text)")
+        // The runtime folder keeps no socket and no lock.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: runtime.path + "/monarch")
+        #expect(folders.count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: runtime.path + "/monarch/" + folders[0]).isEmpty)
     }
 
     @Test("monarch.yml in the working directory is the configuration of every command given no --config")
@@ -114,21 +142,18 @@ struct FirstMinutesTests {
         #expect(try await Self.interrupt(up) == 0)
     }
 
-    @Test("Where nothing fits, the commands say what to do: monarch up without monarch.yml or Bundle/, monarch get with nothing running")
+    @Test("With nothing running, the commands say what to do: monarch get and monarch ping exit 2 and name where they looked")
     func guidanceWhereNothingRuns() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let up = try await Self.monarch(["up"], in: folder.path)
-        #expect(up.status == 1)
-        #expect(up.stderr.contains("there is no monarch.yml in \(folder.path)"), "\(up.stderr)")
-        #expect(up.stderr.contains("cd Examples"), "\(up.stderr)")
-        #expect(up.stderr.contains("--config"), "\(up.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: folder.path + "/.monarch"), "nothing was started")
-
         let get = try await Self.monarch(["get", "hello.txt"], in: folder.path)
         #expect(get.status == 2)
         #expect(get.stderr.contains("the address is from the embedded default configuration"), "\(get.stderr)")
         #expect(get.stderr.contains("monarch up"), "\(get.stderr)")
+        let ping = try await Self.monarch(["ping"], in: folder.path)
+        #expect(ping.status == 2)
+        #expect(ping.stderr.contains("monarch ping:"), "\(ping.stderr)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)).isEmpty, "nothing was written")
     }
 
     @Test("monarch get --json: every error is one JSON object on standard output and nothing on standard error")
@@ -163,12 +188,14 @@ struct FirstMinutesTests {
     func failedStartLeavesNothing() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        try folder.write("Bundle/hello.txt", "hi\n")
-        // monarch and two of the three workers the embedded default runs: the network worker is missing.
+        try folder.write("hello.txt", "hi\n")
+        // monarch and two of the three workers the embedded default runs; the network worker
+        // exits at once (it is /bin/false).
         try FileManager.default.createDirectory(atPath: folder.path + "/bin", withIntermediateDirectories: true)
         for name in ["monarch", "monarch-bundle-worker", "monarch-cache-worker"] {
             try #require(link(Executables.directory + "/" + name, folder.path + "/bin/" + name) == 0, "hard link: errno \(errno)")
         }
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/bin/monarch-network-worker", withDestinationPath: "/bin/false")
         let up = try Self.start(folder.path + "/bin/monarch", ["up"], in: folder.path, merged: true)
         defer { _ = up.signal(SIGKILL) }
         guard let exit = try await up.waitForExit(timeout: .seconds(30)) else {
@@ -177,7 +204,7 @@ struct FirstMinutesTests {
         }
         let output = up.standardOutput.text
         #expect(exit.status == 1, "\(output)")
-        #expect(output.contains("monarch-network-worker"), "\(output)")
+        #expect(output.contains("network worker"), "\(output)")
         #expect(!output.contains("left open"), "\(output)")
         try await eventually("no worker of that folder to be left running") {
             let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

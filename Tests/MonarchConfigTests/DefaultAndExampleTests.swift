@@ -1,54 +1,61 @@
 import Foundation
-import MonarchConfig
+@testable import MonarchConfig
 import MonarchWire
 import Testing
 
 @Suite struct DefaultAndExampleTests {
-    @Test func theDefaultParsesToItsDocumentedShape() {
-        let configuration = Configuration.defaultConfiguration(baseDirectory: "/srv/app")
+    static let environment = ["XDG_RUNTIME_DIR": "/run/user/1000"]
+
+    @Test func theDefaultServesTheWorkingDirectoryWithItsSocketsInItsRuntimeFolder() {
+        let configuration = Configuration.defaultConfiguration(baseDirectory: "/srv/app", environment: Self.environment)
+        let runtime = "/run/user/1000/monarch/" + RuntimeDirectory.identifier(of: "/srv/app")
         #expect(configuration == Configuration(
-            listen: .init(clients: [.unix(path: "/srv/app/.monarch/monarch.sock")],
-                          workers: .unix(path: "/srv/app/.monarch/workers.sock")),
+            listen: .init(clients: [.unix(path: runtime + "/monarch.sock")], workers: .unix(path: runtime + "/workers.sock")),
             token: nil,
-            domains: [.init(name: "static", providers: ["bundle"]), .init(name: "api", providers: ["cache", "network"])],
+            domains: [.init(name: "files", providers: ["bundle"]), .init(name: "api", providers: ["cache", "network"])],
             routes: [
-                .init(match: "...", domain: "static"),
+                .init(match: "...", domain: "files"),
                 .init(match: "api/...", domain: "api", upstream: "http://127.0.0.1:8080/...", ttl: .seconds(60)),
             ],
             workers: [
-                .init(kind: "bundle", count: 1, settings: .bundle(.init(root: "/srv/app/Bundle", latency: .zero))),
-                .init(kind: "cache", count: 1, settings: .cache(.init(store: "sqlite:/srv/app/.monarch/cache.db", memoryBytes: 64 << 20))),
+                .init(kind: "bundle", count: 1, settings: .bundle(.init(root: "/srv/app", latency: .zero))),
+                .init(kind: "cache", count: 1, settings: .cache(.init(store: nil, memoryBytes: 64 << 20))),
                 .init(kind: "network", count: 1, settings: .network(.init(allow: ["127.0.0.1:8080"]))),
             ]
         ))
-        #expect(configuration.limits.timeout == .seconds(30))
-        #expect(configuration.limits.maxFrameBytes == 16 << 20)
+        #expect(configuration.limits == Configuration.Limits())
     }
 
     @Test func theDefaultTextIsCommentedYAML() throws {
-        #expect(Configuration.defaultYAML.contains("# "))
-        #expect(try Configuration.parse(yaml: Configuration.defaultYAML, baseDirectory: "/x")
-            == Configuration.defaultConfiguration(baseDirectory: "/x"))
+        let text = Configuration.defaultYAML(runtimeDirectory: "/run/user/1000/monarch/" + RuntimeDirectory.identifier(of: "/x"))
+        #expect(text.contains("# "))
+        #expect(try Configuration.parse(yaml: text, baseDirectory: "/x")
+            == Configuration.defaultConfiguration(baseDirectory: "/x", environment: Self.environment))
     }
 
     @Test func theDefaultNeverFailsEvenUnderAVeryLongWorkingDirectory() {
         let base = "/" + String(repeating: "a-rather-long-folder-name/", count: 8)
-        let configuration = Configuration.defaultConfiguration(baseDirectory: base)
-        // Too long for a socket address once absolute: the relative path names the same file.
-        #expect(configuration.listen.clients == [.unix(path: ".monarch/monarch.sock")])
-        #expect(configuration.listen.workers == .unix(path: ".monarch/workers.sock"))
-        #expect(configuration.workers.first?.settings == .bundle(.init(root: base + "Bundle", latency: .zero)))
+        let configuration = Configuration.defaultConfiguration(baseDirectory: base, environment: Self.environment)
+        // The sockets are in the runtime folder, whose name is short whatever the working directory.
+        #expect(configuration.listen.clients.count == 1)
+        #expect("\(configuration.listen.clients[0])".hasPrefix("unix:/run/user/1000/monarch/"))
+        #expect(configuration.workers.first?.settings == .bundle(.init(root: String(base.dropLast()), latency: .zero)))
     }
 
     @Test func aRelativeBaseDirectoryIsTakenFromTheWorkingDirectory() {
         let configuration = Configuration.defaultConfiguration(baseDirectory: ".")
         let cwd = FileManager.default.currentDirectoryPath
-        #expect(configuration.workers.first?.settings == .bundle(.init(root: cwd + "/Bundle", latency: .zero)))
+        #expect(configuration.workers.first?.settings == .bundle(.init(root: cwd, latency: .zero)))
     }
 
-    @Test func theExampleMeansExactlyTheDefault() throws {
+    @Test func theExampleParsesAndShowsEveryLimitWithItsDefault() throws {
         let example = try Configuration.load(file: packageRoot + "/Examples/monarch.yml", environment: [:])
-        #expect(example == Configuration.defaultConfiguration(baseDirectory: packageRoot + "/Examples"))
+        #expect(example.listen.clients == [.unix(path: packageRoot + "/Examples/.monarch/monarch.sock")])
+        #expect(example.limits == Configuration.Limits())
+        let text = try String(contentsOfFile: packageRoot + "/Examples/monarch.yml", encoding: .utf8)
+        for key in Configuration.limitKeys {
+            #expect(text.contains("#   \(key): "), "Examples/monarch.yml does not show limits.\(key)")
+        }
     }
 
     @Test func theComposeConfigurationParsesAndLaunchesNoWorkers() throws {

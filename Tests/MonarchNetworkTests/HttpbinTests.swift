@@ -12,7 +12,7 @@ import Testing
             let provider = harness.provider()
             #expect(await provider.perform(routed(httpbin.url("/status/418"))).response()?.status == 418)
             #expect(await provider.perform(routed(httpbin.url("/status/204"))).response()?.status == 204)
-            #expect(await provider.perform(routed(httpbin.url("/status/404"))) == .miss(reason: "upstream answered 404"))
+            #expect(await provider.perform(routed(httpbin.url("/status/404"))) == .miss(reason: "\(httpbin.url("/status/404")) answered 404"))
             let unavailable = await provider.perform(routed(httpbin.url("/status/503")))
             #expect(unavailable.failureCode == "upstreamStatus")
             #expect(unavailable.failure?.message.contains("after 3 attempts") == true)

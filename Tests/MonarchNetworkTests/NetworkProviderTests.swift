@@ -79,8 +79,10 @@ import Testing
     @Test(arguments: [404, 410])
     func goneAndNotFoundAreMisses(status: Int) async throws {
         try await withHarness { harness in
-            let outcome = await harness.provider().perform(routed(harness.origin.url("/status/\(status)")))
-            #expect(outcome == .miss(reason: "upstream answered \(status)"))
+            let url = harness.origin.url("/status/\(status)")
+            let outcome = await harness.provider().perform(routed(url))
+            // The miss names the URL asked and the status it answered.
+            #expect(outcome == .miss(reason: "\(url) answered \(status)"))
         }
     }
 

@@ -86,11 +86,16 @@ public struct Welcome: Codable, Sendable, Equatable {
     /// The protocol extensions the connection uses from now on: those of the hello's
     /// ``Hello/features`` the listener agreed to (``WireFeature``).
     public var features: [String]?
+    /// To a client: the coordinator's software release (``MonarchRelease/version``).
+    public var release: String?
+    /// To a client: how long the coordinator had run when it sent the welcome, in milliseconds.
+    public var uptimeMs: Int?
 
     /// Creates a welcome.
     public init(
         version: Int = WireProtocol.version, maxFrameBytes: Int? = nil, workerId: String? = nil,
-        heartbeatMs: Int? = nil, origin: String? = nil, features: [String]? = nil
+        heartbeatMs: Int? = nil, origin: String? = nil, features: [String]? = nil, release: String? = nil,
+        uptimeMs: Int? = nil
     ) {
         self.version = version
         self.maxFrameBytes = maxFrameBytes
@@ -98,9 +103,13 @@ public struct Welcome: Codable, Sendable, Equatable {
         self.heartbeatMs = heartbeatMs
         self.origin = origin
         self.features = features
+        self.release = release
+        self.uptimeMs = uptimeMs
     }
 
-    private enum CodingKeys: String, CodingKey { case version, maxFrameBytes, workerId, heartbeatMs, origin, features }
+    private enum CodingKeys: String, CodingKey {
+        case version, maxFrameBytes, workerId, heartbeatMs, origin, features, release, uptimeMs
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -110,6 +119,9 @@ public struct Welcome: Codable, Sendable, Equatable {
         heartbeatMs = try c.decodeIntegerIfPresent(Int.self, forKey: .heartbeatMs, in: 0...Int.max)
         origin = try c.decodeIfPresent(String.self, forKey: .origin)
         features = try WireFeature.decodeList(from: c, forKey: .features)
+        release = try c.decodeStringIfPresent(
+            forKey: .release, expected: "a release of at most 64 characters", isValid: { $0.count <= 64 })
+        uptimeMs = try c.decodeIntegerIfPresent(Int.self, forKey: .uptimeMs, in: 0...Int.max)
     }
 
     /// The largest payload to send the listener: its ``maxFrameBytes`` (the protocol's default

@@ -210,7 +210,7 @@ public struct NetworkProvider: RequestProvider {
     private func outcome(of answer: FetchedResponse, method: String, url: UpstreamURL, attempts: Int) -> ProviderOutcome {
         switch answer.status {
         case 404, 410:
-            return .miss(reason: "upstream answered \(answer.status)")
+            return .miss(reason: "\(url) answered \(answer.status)")
         case 500...599:
             let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
             return .failure(ProviderFailure(code: "upstreamStatus", message: "\(url) answered \(answer.status) after \(tries)"))
