@@ -90,3 +90,16 @@ struct ConfigurationCommandTests {
         }
     }
 }
+
+@Suite("Upstream statuses in the CLI", .serialized)
+struct UpstreamStatusCommandTests {
+    @Test("monarch get of a path the upstream answers 404 exits 1 and names the URL and the status")
+    func anUpstream404IsNamed() async throws {
+        try await withTaggedOrigin { cluster, _ in
+            let run = try await FirstMinutesTests.monarch(
+                ["get", "api/status/404", "--address", "\(cluster.clientAddress)"], in: cluster.folder.path)
+            #expect(run.status == 1)
+            #expect(run.stderr.contains("/status/404 answered 404"), "\(run.stderr)")
+        }
+    }
+}
