@@ -67,9 +67,13 @@ PROTOCOL_ERROR_CODES = [
 STREAM_ERROR_CODES = PROTOCOL_ERROR_CODES[:9]
 # Errors the schema must catch: the payload is JSON, so message.schema.json must reject it.
 SCHEMA_ERROR_CODES = {"notAnObject", "missingType", "unknownType", "missingField", "invalidField"}
+# Every failure code of section 8's table, in its order (the Swift FailureCode.known holds the same).
 CHAIN_FAILURE_CODES = [
     "noRoute", "exhausted", "deadlineExceeded", "cancelled", "overloaded", "workerLost", "connectionFailed",
-    "upstreamStatus", "upstreamNotAllowed", "forbidden", "invalidRequest", "storeFailed", "invalidateIncomplete",
+    "upstreamStatus", "timeout", "upstreamNotAllowed", "redirectNotAllowed", "tooManyRedirects", "invalidUpstream",
+    "fetchFailed", "forbidden", "invalidRequest", "invalidPath", "unknownDomain", "noProviders", "shuttingDown",
+    "unavailable", "readFailed", "requestTooLarge", "responseTooLarge", "storeFailed", "invalidateFailed",
+    "storeUnavailable", "sweepFailed", "invalidateIncomplete",
 ]
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 HEX = re.compile(r"^(?:[0-9a-f]{2})*$")
@@ -435,6 +439,20 @@ def check_readme():
         expect(f"### `{type_}`" in text, f"README.md has no section for {type_}")
     for code in PROTOCOL_ERROR_CODES + CHAIN_FAILURE_CODES:
         expect(f"`{code}`" in text, f"README.md does not name {code}")
+    table = failure_code_table(text)
+    expect(table == CHAIN_FAILURE_CODES,
+           f"section 8's table of failure codes differs from CHAIN_FAILURE_CODES: {table}")
+
+
+def failure_code_table(text):
+    """The codes in the first column of section 8's table of failure codes, in order."""
+    section = text.split("**Failure codes**", 1)[1].split("**Attempt outcomes**", 1)[0]
+    codes = []
+    for line in section.splitlines():
+        cells = line.split("|")
+        if len(cells) > 2 and line.startswith("| `"):
+            codes += re.findall(r"`([A-Za-z]+)`", cells[1])
+    return codes
 
 
 # ---------------------------------------------------------------------------------------------

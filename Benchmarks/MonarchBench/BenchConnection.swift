@@ -135,7 +135,7 @@ final class BenchConnection {
         case .failure(let failure):
             guard sentAt.removeValue(forKey: failure.id) != nil else { return }
             shard.outstanding -= 1
-            shard.recordFailure(now: now, code: failure.error.code)
+            shard.recordFailure(now: now, code: failure.error.code.rawValue)
             answered(now: now)
         case .ping(let ping):
             try? frames?.send(.pong(PongMessage(id: ping.id)))

@@ -72,7 +72,7 @@ struct ChainRun: Sendable {
                 record(ProviderAttempt(provider: provider.name, outcome: .miss, message: reason))
             case .failure(let failure):
                 let outcome: ProviderAttempt.Outcome =
-                    failure.code == ProviderFailure.cancelled.code ? .cancelled : .failure
+                    failure.code == .cancelled ? .cancelled : .failure
                 record(ProviderAttempt(provider: provider.name, outcome: outcome, code: failure.code, message: failure.message))
             }
         }

@@ -81,7 +81,7 @@ public enum MonarchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``cancelled``; `overloaded` a transport failure; anything else ``chainFailure(_:)``.
     public init(_ chain: ChainError) {
         let timedOut = chain.attempts.contains { attempt in
-            attempt.outcome == .timeout || attempt.code == "timeout" || attempt.code == ChainError.Code.deadlineExceeded.rawValue
+            attempt.outcome == .timeout || attempt.code?.isOutOfTime == true
         }
         switch chain.code {
         case .exhausted where chain.attempts.allSatisfy({ $0.outcome == .miss }): self = .notFound(chain)

@@ -1,3 +1,5 @@
+import MonarchWire
+
 /// Something that can answer requests: a cache, a folder of files, a network fetcher, a pool
 /// of worker processes, or any Swift value.
 ///
@@ -29,19 +31,20 @@ public enum ProviderOutcome: Sendable, Equatable {
 
 /// Why a provider could not answer.
 public struct ProviderFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A short machine-readable code (`timeout`, `unavailable`, `workerLost`, `cancelled`, …).
-    public var code: String
+    /// Why, as a failure code of the wire protocol (`timeout`, `unavailable`, `workerLost`,
+    /// `cancelled`, …; open to codes this library does not name).
+    public var code: FailureCode
     /// A sentence for a person.
     public var message: String
 
     /// Creates a failure.
-    public init(code: String, message: String) {
+    public init(code: FailureCode, message: String) {
         self.code = code
         self.message = message
     }
 
     /// The failure a provider reports when its task was cancelled.
-    public static let cancelled = ProviderFailure(code: "cancelled", message: "the request was cancelled")
+    public static let cancelled = ProviderFailure(code: .cancelled, message: "the request was cancelled")
 
     public var description: String { "\(code): \(message)" }
 }

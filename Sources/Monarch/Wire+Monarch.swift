@@ -88,7 +88,7 @@ extension ProviderOutcome {
             // A failure message has no source of its own: the source travels as its one attempt,
             // recorded as the chain records it.
             let outcome: ProviderAttempt.Outcome =
-                failure.code == ProviderFailure.cancelled.code ? .cancelled : .failure
+                failure.code == .cancelled ? .cancelled : .failure
             let attempt = ProviderAttempt(provider: source, outcome: outcome, code: failure.code, message: failure.message)
             return .failure(FailureMessage(
                 id: id, error: .init(code: failure.code, message: failure.message, attempts: [attempt])))

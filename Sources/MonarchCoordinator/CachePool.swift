@@ -115,10 +115,10 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
                 state.value.storeFailures += 1
                 // A shared store that is down drops every write-back: the worker counts them
                 // (status, metrics) and logs the outage once, so they are not logged one by one.
-                let level: Logger.Level = failure.error.code == "storeUnavailable" ? .debug : .warning
+                let level: Logger.Level = failure.error.code == .storeUnavailable ? .debug : .warning
                 logger.log(
                     level: level,
-                    "\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code)): \(LogText.sanitized(failure.error.message))")
+                    "\(worker.id) did not keep \(LogText.quoted(key)): \(LogText.sanitized(failure.error.code.rawValue)): \(LogText.sanitized(failure.error.message))")
             default:
                 state.value.storeFailures += 1
                 logger.warning("\(worker.id) was lost before it acknowledged keeping \(key)")

@@ -34,11 +34,11 @@ extension Coordinator {
         if total.removed > 0 { notifyInvalidated(targets, removedKeys: total.keysComplete ? total.removedKeys : nil) }
         if total.workers == 0, total.failures.isEmpty {
             return .failure(FailureMessage(
-                id: message.id, error: .init(code: "unavailable", message: "no cache worker is connected to invalidate \(what)")))
+                id: message.id, error: .init(code: .unavailable, message: "no cache worker is connected to invalidate \(what)")))
         }
         guard total.failures.isEmpty else {
             return .failure(FailureMessage(id: message.id, error: .init(
-                code: "invalidateIncomplete",
+                code: .invalidateIncomplete,
                 message: "\(what): removed \(total.removed) on \(total.workers) worker(s), but not on: "
                     + total.failures.joined(separator: "; "))))
         }

@@ -195,16 +195,16 @@ final class WorkerPool: RequestProvider, Sendable {
             guard let worker = reserved else {
                 if Task.isCancelled { return .failure(.cancelled) }
                 if lost.isEmpty {
-                    return .failure(ProviderFailure(code: "unavailable", message: "no \(kind) worker is connected"))
+                    return .failure(ProviderFailure(code: .unavailable, message: "no \(kind) worker is connected"))
                 }
                 return .failure(ProviderFailure(
-                    code: "workerLost", message: "every \(kind) worker tried was lost mid-request (\(lost.joined(separator: ", ")))"))
+                    code: .workerLost, message: "every \(kind) worker tried was lost mid-request (\(lost.joined(separator: ", ")))"))
             }
             let end = budget.end
             if let end { request.deadline = max(.zero, end - ContinuousClock.now) }
             switch await worker.forward(request, host: host) {
             case .answered(.failure(let failure))
-            where budget.outgrew(end) && Self.ranOutOfTime(failure) && request.isIdempotent:
+            where budget.outgrew(end) && failure.code.isOutOfTime && request.isIdempotent:
                 // It ran out of the budget it was sent with, but a waiter with more time joined
                 // since: asked again with the budget that waiter brought.
                 continue
@@ -213,7 +213,7 @@ final class WorkerPool: RequestProvider, Sendable {
             case .lost(let reason) where !request.isIdempotent:
                 // The request may have taken effect before the worker was lost: not sent again.
                 return .failure(ProviderFailure(
-                    code: "workerLost", message: "\(reason); a \(request.method) request is not retried"))
+                    code: .workerLost, message: "\(reason); a \(request.method) request is not retried"))
             case .lost:
                 lost.append(worker.id)
             }
@@ -303,11 +303,6 @@ final class WorkerPool: RequestProvider, Sendable {
                 left?.continuation.resume(returning: .cancelled)
             }
         }
-    }
-
-    /// Whether `failure` says the worker ran out of the time it was given.
-    private static func ranOutOfTime(_ failure: ProviderFailure) -> Bool {
-        failure.code == "timeout" || failure.code == ChainError.Code.deadlineExceeded.rawValue
     }
 
     /// Hands the free slots of `worker` to the requests waiting in its lane, the hosts taking

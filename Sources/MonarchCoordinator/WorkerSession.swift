@@ -207,7 +207,7 @@ final class WorkerSession: Sendable {
         } catch {
             state.value.release(host: host)
             onSlotFreed?(self)
-            return .answered(.failure(ProviderFailure(code: "requestTooLarge", message: "\(error)")))
+            return .answered(.failure(ProviderFailure(code: .requestTooLarge, message: "\(error)")))
         }
         state.value.outstanding.insert(id)
         state.value.hostOf[id] = host

@@ -24,7 +24,7 @@ public struct Mutation<R: MonarchRequest>: Sendable {
             try await queries.invalidate(invalidates(request))
         } catch {
             throw .chainFailure(ChainError(
-                ChainError.Code(rawValue: error.chainError?.code.rawValue ?? "invalidateFailed"),
+                error.chainError?.code ?? .invalidateFailed,
                 "the mutation succeeded, but cached copies could not be invalidated: \(error)"))
         }
         return answer

@@ -246,7 +246,7 @@ enum HotMessageCodec {
         /// A failure's `error`: `code`, `message`, and `attempts` when given.
         static func detail(_ cursor: inout JSONCursor) -> FailureMessage.Detail? {
             guard cursor.consume(UInt8(ascii: "{")) else { return nil }
-            var code: String?
+            var code: FailureCode?
             var message: String?
             var attempts: [FailureMessage.Attempt]?
             var seen: Set<String> = []
@@ -254,7 +254,7 @@ enum HotMessageCodec {
                 repeat {
                     guard let key = cursor.string(), seen.insert(key).inserted, cursor.consume(UInt8(ascii: ":")) else { return nil }
                     switch key {
-                    case "code": guard let text = cursor.string() else { return nil }; code = text
+                    case "code": guard let text = cursor.string() else { return nil }; code = FailureCode(rawValue: text)
                     case "message": guard let text = cursor.string() else { return nil }; message = text
                     case "attempts":
                         if cursor.consumeNull() { continue }
@@ -284,7 +284,7 @@ enum HotMessageCodec {
             guard cursor.consume(UInt8(ascii: "{")) else { return nil }
             var provider: String?
             var outcome: FailureMessage.Attempt.Outcome?
-            var code: String?
+            var code: FailureCode?
             var message: String?
             var seen: Set<String> = []
             if !cursor.consume(UInt8(ascii: "}")) {
@@ -298,7 +298,7 @@ enum HotMessageCodec {
                     case "code":
                         if cursor.consumeNull() { continue }
                         guard let text = cursor.string() else { return nil }
-                        code = text
+                        code = FailureCode(rawValue: text)
                     case "message":
                         if cursor.consumeNull() { continue }
                         guard let text = cursor.string() else { return nil }
@@ -390,7 +390,7 @@ enum HotMessageCodec {
             writer.raw(UInt8(ascii: "{"))
             writer.string("code")
             writer.raw(UInt8(ascii: ":"))
-            writer.string(failure.error.code)
+            writer.string(failure.error.code.rawValue)
             writer.raw(UInt8(ascii: ","))
             writer.string("message")
             writer.raw(UInt8(ascii: ":"))
@@ -414,7 +414,7 @@ enum HotMessageCodec {
                         writer.raw(UInt8(ascii: ","))
                         writer.string("code")
                         writer.raw(UInt8(ascii: ":"))
-                        writer.string(code)
+                        writer.string(code.rawValue)
                     }
                     if let message = attempt.message {
                         writer.raw(UInt8(ascii: ","))

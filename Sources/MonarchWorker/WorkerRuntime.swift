@@ -205,7 +205,7 @@ public final class WorkerRuntime: Sendable {
                 }
             } else {
                 answer = .failure(FailureMessage(
-                    id: id, error: .init(code: "invalidRequest", message: "a \(kind) worker keeps no responses")))
+                    id: id, error: .init(code: .invalidRequest, message: "a \(kind) worker keeps no responses")))
             }
             await self.send(self.prepare(answer), on: connection)
         }
@@ -225,7 +225,7 @@ public final class WorkerRuntime: Sendable {
             state.counters.requests += 1
             state.counters.inFlight += 1
             guard !state.draining else {
-                return .failure(FailureMessage(id: id, error: .init(code: "unavailable", message: "the worker is stopping")))
+                return .failure(FailureMessage(id: id, error: .init(code: .unavailable, message: "the worker is stopping")))
             }
             return nil
         }
@@ -274,10 +274,10 @@ public final class WorkerRuntime: Sendable {
         guard let id = answer.id else { return Outgoing(message: answer, problem: why) }
         let failure: WireMessage
         if let source {
-            failure = ProviderOutcome.failure(ProviderFailure(code: "responseTooLarge", message: why))
+            failure = ProviderOutcome.failure(ProviderFailure(code: .responseTooLarge, message: why))
                 .message(id: id, source: source)
         } else {
-            failure = .failure(FailureMessage(id: id, error: .init(code: "responseTooLarge", message: why)))
+            failure = .failure(FailureMessage(id: id, error: .init(code: .responseTooLarge, message: why)))
         }
         let replacement = codec.encode(failure)
         guard replacement.count <= limit else {

@@ -25,7 +25,7 @@ struct RoleAndAdmissionTests {
             while codes.count < messages.count {
                 guard let answer = try socket.nextMessageAnsweringPings() else { break }
                 switch answer {
-                case .failure(let failure): codes[failure.id] = failure.error.code
+                case .failure(let failure): codes[failure.id] = failure.error.code.rawValue
                 case .result(let result): codes[result.id] = .some(nil)
                 case .response(let response): codes[response.id] = .some(nil)
                 default: continue

@@ -2,6 +2,7 @@ import Foundation
 import Monarch
 import MonarchBundle
 import MonarchLoop
+import MonarchWire
 import Testing
 
 @Suite struct BundleProviderTests {
@@ -80,7 +81,7 @@ import Testing
 
 extension ProviderOutcome {
     /// The failure's code, or nil for a response or a miss.
-    var failureCode: String? {
+    var failureCode: FailureCode? {
         if case .failure(let failure) = self { return failure.code }
         return nil
     }

@@ -3,6 +3,7 @@ import Logging
 import Monarch
 @testable import MonarchCache
 import MonarchLoop
+import MonarchWire
 import Synchronization
 import Testing
 
@@ -133,7 +134,7 @@ extension ProviderOutcome {
     }
 
     /// The failure's code, or nil.
-    var failureCode: String? {
+    var failureCode: FailureCode? {
         if case .failure(let failure) = self { return failure.code }
         return nil
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Monarch
 import MonarchLoop
+import MonarchWire
 import MonarchNetwork
 import TestOrigins
 import Testing
@@ -132,7 +133,7 @@ extension ProviderOutcome {
     }
 
     /// The failure's code, or nil.
-    var failureCode: String? { failure?.code }
+    var failureCode: FailureCode? { failure?.code }
 }
 
 extension Response {

@@ -159,8 +159,8 @@ import Testing
             let attempts = maybe(&g) { g in (0..<Int.random(in: 0...3, using: &g)).map { _ in
                 FailureMessage.Attempt(
                     provider: randomString(&g), outcome: [.miss, .failure, .timeout, .cancelled].randomElement(using: &g)!,
-                    code: maybe(&g, randomString), message: maybe(&g, randomString)) } }
-            return .failure(FailureMessage(id: id, error: .init(code: randomString(&g), message: randomString(&g), attempts: attempts)))
+                    code: maybe(&g, randomString).map(FailureCode.init(rawValue:)), message: maybe(&g, randomString)) } }
+            return .failure(FailureMessage(id: id, error: .init(code: FailureCode(rawValue: randomString(&g)), message: randomString(&g), attempts: attempts)))
         case 4: return .cancel(CancelMessage(id: id))
         case 5: return .ping(PingMessage(id: maybe(&g) { _ in id }))
         default: return .pong(PongMessage(id: maybe(&g) { _ in id }))

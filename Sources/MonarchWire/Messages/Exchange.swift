@@ -196,14 +196,14 @@ public struct FailureMessage: Codable, Sendable, Equatable {
     /// What went wrong.
     public struct Detail: Codable, Sendable, Equatable {
         /// A chain failure code (`noRoute`, `exhausted`, `deadlineExceeded`, …).
-        public var code: String
+        public var code: FailureCode
         /// A sentence for a person.
         public var message: String
         /// Each provider's outcome, in chain order.
         public var attempts: [Attempt]?
 
         /// Creates a failure detail.
-        public init(code: String, message: String, attempts: [Attempt]? = nil) {
+        public init(code: FailureCode, message: String, attempts: [Attempt]? = nil) {
             self.code = code
             self.message = message
             self.attempts = attempts
@@ -221,13 +221,13 @@ public struct FailureMessage: Codable, Sendable, Equatable {
         public var provider: String
         /// How its attempt ended.
         public var outcome: Outcome
-        /// The provider's error code, for failures.
-        public var code: String?
+        /// The provider's failure code, for failures.
+        public var code: FailureCode?
         /// The provider's explanation.
         public var message: String?
 
         /// Creates an attempt record.
-        public init(provider: String, outcome: Outcome, code: String? = nil, message: String? = nil) {
+        public init(provider: String, outcome: Outcome, code: FailureCode? = nil, message: String? = nil) {
             self.provider = provider
             self.outcome = outcome
             self.code = code

@@ -81,7 +81,7 @@ final class FakeWorker: Sendable {
     }
 
     /// Answers request `id` with a failure of `code`.
-    func fail(_ id: MessageID, code: String, _ message: String = "test") {
+    func fail(_ id: MessageID, code: FailureCode, _ message: String = "test") {
         socket.send(.failure(FailureMessage(id: id, error: .init(code: code, message: message))))
     }
 

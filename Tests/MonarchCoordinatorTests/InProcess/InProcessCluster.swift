@@ -125,7 +125,7 @@ func text(_ message: WireMessage) -> String? {
 }
 
 /// The error code of a `failure`; nil for any other message.
-func code(_ message: WireMessage) -> String? {
+func code(_ message: WireMessage) -> FailureCode? {
     guard case .failure(let failure) = message else { return nil }
     return failure.error.code
 }

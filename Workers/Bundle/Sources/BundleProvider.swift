@@ -33,13 +33,13 @@ public struct BundleProvider: RequestProvider {
     public func perform(_ request: Request) async -> ProviderOutcome {
         guard request.method == "GET" || request.method == "HEAD" else {
             return .failure(ProviderFailure(
-                code: "invalidRequest", message: "the bundle serves GET and HEAD, not \(request.method)"))
+                code: .invalidRequest, message: "the bundle serves GET and HEAD, not \(request.method)"))
         }
         let path: ResourcePath
         do {
             path = try ResourcePath(parsing: request.path)
         } catch {
-            return .failure(ProviderFailure(code: "forbidden", message: "\(error)"))
+            return .failure(ProviderFailure(code: .forbidden, message: "\(error)"))
         }
         if latency > .zero {
             do {
@@ -56,11 +56,11 @@ public struct BundleProvider: RequestProvider {
         case .notFound(let reason):
             return .miss(reason: reason)
         case .refused(let reason):
-            return .failure(ProviderFailure(code: "forbidden", message: reason))
+            return .failure(ProviderFailure(code: .forbidden, message: reason))
         case .tooLarge(let reason):
-            return .failure(ProviderFailure(code: "responseTooLarge", message: reason))
+            return .failure(ProviderFailure(code: .responseTooLarge, message: reason))
         case .failed(let reason):
-            return .failure(ProviderFailure(code: "readFailed", message: reason))
+            return .failure(ProviderFailure(code: .readFailed, message: reason))
         }
     }
 }

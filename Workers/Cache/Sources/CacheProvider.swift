@@ -253,11 +253,11 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         case .failed(let error) where error.kind == .cancelled:
             return .answered(.failure(.cancelled))
         case .failed(let error):
-            return .answered(.failure(ProviderFailure(code: "readFailed", message: error.message)))
+            return .answered(.failure(ProviderFailure(code: .readFailed, message: error.message)))
         case .unavailable(let reason):
             return .answered(.miss(reason: "not in memory, and \(reason)"))
         case .refused(let reason):
-            return .answered(.failure(ProviderFailure(code: "readFailed", message: reason)))
+            return .answered(.failure(ProviderFailure(code: .readFailed, message: reason)))
         default:
             return .answered(.miss(reason: "not cached"))
         }
@@ -322,11 +322,11 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         for write in writes {
             switch await write.outcome() {
             case .failed(let error):
-                failure = failure ?? ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(error.message)")
+                failure = failure ?? ProviderFailure(code: .storeFailed, message: "cannot keep \(key): \(error.message)")
             case .refused(let reason):
-                failure = failure ?? ProviderFailure(code: "storeFailed", message: "cannot keep \(key): \(reason)")
+                failure = failure ?? ProviderFailure(code: .storeFailed, message: "cannot keep \(key): \(reason)")
             case .unavailable(let reason):
-                failure = failure ?? ProviderFailure(code: "storeUnavailable", message: "dropped \(key): \(reason)")
+                failure = failure ?? ProviderFailure(code: .storeUnavailable, message: "dropped \(key): \(reason)")
             default: continue
             }
         }
@@ -350,7 +350,7 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
     ///   or the store could not be reached (memory has dropped the entries already).
     public func invalidateKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String] {
         guard target.isResolved else {
-            throw ProviderFailure(code: "invalidRequest", message: "a cache worker invalidates keys, prefixes and tags; the coordinator resolves \(target.description)")
+            throw ProviderFailure(code: .invalidRequest, message: "a cache worker invalidates keys, prefixes and tags; the coordinator resolves \(target.description)")
         }
         let (fromMemory, deletion) = state.withLock { state -> ([String], StoreOperation?) in
             let removed: [String]
@@ -378,9 +378,9 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         case .keys(let fromFile)?:
             keys.formUnion(fromFile.map { CacheKey(CacheVariants.baseKey(of: $0)) })
         case .failed(let error)?:
-            throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate: \(error.message)")
+            throw ProviderFailure(code: .invalidateFailed, message: "cannot invalidate: \(error.message)")
         case .unavailable(let reason)?, .refused(let reason)?:
-            throw ProviderFailure(code: "invalidateFailed", message: "cannot invalidate (memory dropped its copies): \(reason)")
+            throw ProviderFailure(code: .invalidateFailed, message: "cannot invalidate (memory dropped its copies): \(reason)")
         default:
             break
         }
@@ -404,8 +404,8 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         guard let deletion else { return fromMemory }
         switch await deletion.outcome() {
         case .count(let count): return count
-        case .failed(let error): throw ProviderFailure(code: "sweepFailed", message: error.message)
-        case .refused(let reason): throw ProviderFailure(code: "sweepFailed", message: reason)
+        case .failed(let error): throw ProviderFailure(code: .sweepFailed, message: error.message)
+        case .refused(let reason): throw ProviderFailure(code: .sweepFailed, message: reason)
         default: return fromMemory
         }
     }

@@ -72,21 +72,21 @@ public struct NetworkProvider: RequestProvider {
         do {
             url = try UpstreamURL(parsing: upstream)
         } catch {
-            return .failure(ProviderFailure(code: "invalidUpstream", message: "\(error)"))
+            return .failure(ProviderFailure(code: .invalidUpstream, message: "\(error)"))
         }
         if let refusal = configuration.allowlist.refusal(of: url) {
-            return .failure(ProviderFailure(code: "upstreamNotAllowed", message: refusal))
+            return .failure(ProviderFailure(code: .upstreamNotAllowed, message: refusal))
         }
         var method = request.method.uppercased()
         guard Self.methods.contains(method) else {
             return .failure(ProviderFailure(
-                code: "invalidRequest",
+                code: .invalidRequest,
                 message: "the network worker sends GET, HEAD, POST, PUT, PATCH and DELETE, not \(request.method)"))
         }
         var headers: [(name: String, value: String)]
         switch HeaderForwarding.requestHeaders(request.headers) {
         case .success(let forwarded): headers = forwarded
-        case .failure(let error): return .failure(ProviderFailure(code: "invalidRequest", message: error.message))
+        case .failure(let error): return .failure(ProviderFailure(code: .invalidRequest, message: error.message))
         }
         var body = request.body
         var redirects = 0
@@ -107,18 +107,18 @@ public struct NetworkProvider: RequestProvider {
             redirects += 1
             guard redirects <= configuration.maxRedirects else {
                 return .failure(ProviderFailure(
-                    code: "tooManyRedirects",
+                    code: .tooManyRedirects,
                     message: "more than \(configuration.maxRedirects) redirects, the last from \(url) to \(location)"))
             }
             let target: UpstreamURL
             do {
                 target = try UpstreamURL(parsing: location)
             } catch {
-                return .failure(ProviderFailure(code: "redirectNotAllowed", message: "\(url) redirected to \(error)"))
+                return .failure(ProviderFailure(code: .redirectNotAllowed, message: "\(url) redirected to \(error)"))
             }
             if let refusal = configuration.allowlist.refusal(of: target) {
                 return .failure(ProviderFailure(
-                    code: "redirectNotAllowed", message: "\(url) redirected to \(target), refused: \(refusal)"))
+                    code: .redirectNotAllowed, message: "\(url) redirected to \(target), refused: \(refusal)"))
             }
             logger.debug("following a \(answer.status) redirect from \(url) to \(target)")
             let step = RedirectStep(
@@ -190,17 +190,17 @@ public struct NetworkProvider: RequestProvider {
             return .failure(.cancelled)
         case .timeout:
             return .failure(ProviderFailure(
-                code: "timeout",
+                code: .timeout,
                 message: "\(url) did not answer within the request's budget of \(budget.wholeMilliseconds) ms (\(failure.message))"))
         case .connectionFailed:
             return .failure(ProviderFailure(
-                code: "connectionFailed", message: "cannot fetch \(url) after \(tries): \(failure.message)"))
+                code: .connectionFailed, message: "cannot fetch \(url) after \(tries): \(failure.message)"))
         case .responseTooLarge:
             let why = maxResponseBytes < configuration.maxResponseBytes
                 ? " (the largest body a frame to the coordinator carries)" : " (the worker's --max-response-bytes)"
-            return .failure(ProviderFailure(code: "responseTooLarge", message: "\(url): \(failure.message)\(why)"))
+            return .failure(ProviderFailure(code: .responseTooLarge, message: "\(url): \(failure.message)\(why)"))
         case .other:
-            return .failure(ProviderFailure(code: "fetchFailed", message: "\(url): \(failure.message)"))
+            return .failure(ProviderFailure(code: .fetchFailed, message: "\(url): \(failure.message)"))
         }
     }
 
@@ -213,11 +213,11 @@ public struct NetworkProvider: RequestProvider {
             return .miss(reason: "\(url) answered \(answer.status)")
         case 500...599:
             let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
-            return .failure(ProviderFailure(code: "upstreamStatus", message: "\(url) answered \(answer.status) after \(tries)"))
+            return .failure(ProviderFailure(code: .upstreamStatus, message: "\(url) answered \(answer.status) after \(tries)"))
         case let status where !Self.statuses.contains(status):
             // libcurl takes any three digits; a response message carries an HTTP status only.
             return .failure(ProviderFailure(
-                code: "upstreamStatus", message: "\(url) answered \(status), which is not an HTTP status (100-599)"))
+                code: .upstreamStatus, message: "\(url) answered \(status), which is not an HTTP status (100-599)"))
         default:
             let hints = CacheHints(cacheControl: answer.headers["cache-control"])
             let readOnly = method == "GET" || method == "HEAD"
