@@ -22,7 +22,8 @@ struct BenchCommand: AsyncParsableCommand {
             request a query item of its own (no coalescing, no cache key shared). \
             Prints requests per second, p50/p99/p99.9 latency (HdrHistogram, microseconds) and \
             errors by code, or with --json one object. Exits 2 when no connection could be made, \
-            1 when nothing was answered.
+            1 when any request failed (its codes are printed, and the figures are not a result) \
+            or nothing was answered.
             """
     )
 
@@ -132,6 +133,8 @@ struct BenchCommand: AsyncParsableCommand {
         let plan: BenchPlan
         do {
             plan = try self.plan(address: coordinator.coordinatorAddress(), token: coordinator.token())
+        } catch let problem as ConfigurationProblem {
+            throw problem
         } catch {
             printToStandardError("monarch bench: \(error)")
             throw ExitCode.validationFailure
@@ -144,6 +147,11 @@ struct BenchCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         writeAll(Array(((json ? report.json : report.text) + "\n").utf8), to: 1)
+        if report.errorCount > 0 {
+            let codes = report.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            printToStandardError("monarch bench: \(report.errorCount) requests failed (\(codes)): these figures are not a result")
+            throw ExitCode.failure
+        }
         if report.answered == 0 { throw ExitCode.failure }
     }
 }

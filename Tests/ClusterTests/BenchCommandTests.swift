@@ -77,6 +77,16 @@ struct BenchCommandTests {
             #expect(wrong.status == 1)
             #expect(((wrong.report?["errors"] as? [String: Int])?["bodyMismatch"] ?? 0) > 0, "\(wrong.report ?? [:])")
             #expect(wrong.report?["answered"] as? Int == 0)
+
+            // Some answers failed (keys 8 and 9 are not in the bundle): exit 1, the codes named.
+            let partly = try await bench(cluster, [
+                "--keys", "10", "--path-template", "docs/keys/{n}.txt", "--each-once", "--connections", "1",
+            ])
+            #expect(partly.status == 1, "\(partly.stderr)")
+            #expect(partly.report?["answered"] as? Int == 8, "\(partly.report ?? [:])")
+            #expect(partly.report?["errorCount"] as? Int == 2, "\(partly.report ?? [:])")
+            #expect(partly.stderr.contains("2 requests failed (exhausted 2)"), "\(partly.stderr)")
+            #expect(partly.stderr.contains("not a result"), "\(partly.stderr)")
         }
     }
 
