@@ -148,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "CacheWorker",
             dependencies: [
-                "MonarchCache", "MonarchConfig", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging,
+                "MonarchCache", "MonarchWorker", "MonarchLoop", "MonarchWire", argumentParser, logging,
             ],
             path: "Workers/Cache/Main"
         ),

@@ -4,7 +4,6 @@ import Glibc
 #endif
 import Logging
 import MonarchCache
-import MonarchConfig
 import MonarchLoop
 import MonarchWire
 import MonarchWorker

@@ -1,4 +1,4 @@
-import MonarchConfig
+import MonarchWire
 import Testing
 
 @Suite struct DurationParsingTests {

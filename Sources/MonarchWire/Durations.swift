@@ -51,7 +51,7 @@ func splitQuantity(_ text: String) -> (number: Substring, unit: Substring)? {
 
 extension Character {
     /// Whether this is one of the ASCII digits 0–9 (not any Unicode digit).
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) && isASCII }
+    package var isASCIIDigit: Bool { ("0"..."9").contains(self) && isASCII }
 }
 
 extension StringProtocol {
