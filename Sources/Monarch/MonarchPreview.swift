@@ -13,6 +13,9 @@ import MonarchWire
 /// - An untyped ``Request`` gets the fixture file at its path (status 200, a content type
 ///   from the file's extension), or ``MonarchError/notFound(_:)``.
 ///
+/// Fixture files are read off Swift's cooperative pool (on a thread of their own), so a slow
+/// file system never holds up other tasks.
+///
 /// ```swift
 /// let service: any MonarchService = MonarchPreview(fixtures: "Fixtures")
 /// let user = try await service.perform(CurrentUser())   // Fixtures/users/me, else .example
@@ -36,7 +39,7 @@ public struct MonarchPreview: MonarchService {
     ///   during ``latency``.
     public func perform(_ request: Request) async throws(MonarchError) -> Response {
         try await wait()
-        guard let body = fixture(at: request.path) else {
+        guard let body = await fixture(at: request.path) else {
             let attempt = ProviderAttempt(provider: "preview", outcome: .miss, message: "no fixture \(request.path)")
             throw .notFound(ChainError(.exhausted, "no provider answered: preview: miss", attempts: [attempt]))
         }
@@ -50,7 +53,7 @@ public struct MonarchPreview: MonarchService {
     ///   decode, ``MonarchError/cancelled`` when cancelled during ``latency``.
     public func perform<R: MonarchRequest>(_ request: R) async throws(MonarchError) -> R.Response {
         try await wait()
-        guard let body = fixture(at: request.path) else { return request.previewData }
+        guard let body = await fixture(at: request.path) else { return request.previewData }
         return try Self.decodeAnswer(Response(body: body, source: "preview"), to: request)
     }
 
@@ -63,16 +66,14 @@ public struct MonarchPreview: MonarchService {
         }
     }
 
-    /// The bytes of the fixture for `path`, nil when there is none or the path would leave the folder.
-    private func fixture(at path: String) -> Data? {
+    /// The bytes of the fixture for `path`, nil when there is none or the path would leave the
+    /// folder; read without blocking the caller's thread (``FileReads``).
+    private func fixture(at path: String) async -> Data? {
         guard let fixtures else { return nil }
         let bare = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         let components = bare.split(separator: "/")
         guard !components.isEmpty, !components.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
-        let file = fixtures + "/" + components.joined(separator: "/")
-        var isFolder = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), !isFolder else { return nil }
-        return FileManager.default.contents(atPath: file)
+        return await FileReads.contents(ofFileAt: fixtures + "/" + components.joined(separator: "/"))
     }
 
     /// A content type for a file name's extension.
