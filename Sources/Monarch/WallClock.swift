@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Where the cache reads the time: milliseconds since the Unix epoch. Entries record it, so
+/// Where caches read the time: milliseconds since the Unix epoch. Entries record it, so
 /// it must mean the same after a restart (a monotonic clock would not).
 public struct WallClock: Sendable {
     private let read: @Sendable () -> Int64
