@@ -118,13 +118,14 @@ public final class FrameConnection: @unchecked Sendable {
     }
 
     /// Sends `prepared` answering request `id`: the frame ``send(_:)`` sends for its message
-    /// with that id, without encoding the message again. Loop thread only.
+    /// with that id (and `ageMs` as its age, when given and the message has one), without
+    /// encoding the message again. Loop thread only.
     ///
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the frame exceeds the limit.
-    public func send(_ prepared: PreparedResponse, answering id: MessageID) throws(FrameError) {
+    public func send(_ prepared: PreparedResponse, answering id: MessageID, ageMs: UInt64? = nil) throws(FrameError) {
         guard endReason == nil else { return }
         scratch.removeAll(keepingCapacity: true)
-        try codec.appendFrame(prepared, answering: id, to: &scratch)
+        try codec.appendFrame(prepared, answering: id, ageMs: ageMs, to: &scratch)
         stream.write(taking: &scratch)
     }
 

@@ -34,6 +34,36 @@ import Testing
         }
     }
 
+    @Test("A frame's age is spliced as the codec writes it, a header that looks like the age field left alone",
+          arguments: [false, true])
+    func agesAreSpliced(rawBodies: Bool) throws {
+        let message = ResponseMessage(
+            id: 1, status: 200, source: "cache", headers: ["x-trap": #","ageMs":0"#], body: Data("hot body".utf8),
+            ageMs: 12, ttlMs: 60_000)
+        let codec = MessageCodec(rawBodies: rawBodies)
+        let prepared = PreparedResponse(message)
+        for id in Self.ids {
+            for age: UInt64? in [nil, 0, 9, 10, 12, 86_400_000, (1 << 53) - 1] {
+                var expected: [UInt8] = []
+                var answered = message
+                answered.id = id
+                answered.ageMs = age ?? message.ageMs
+                try codec.appendFrame(.response(answered), to: &expected)
+                var framed: [UInt8] = []
+                try codec.appendFrame(prepared, answering: id, ageMs: age, to: &framed)
+                #expect(framed == expected, "id \(id), age \(String(describing: age))")
+            }
+        }
+        // A message without an age gets none.
+        var framed: [UInt8] = []
+        try codec.appendFrame(PreparedResponse(Self.messages[0]), answering: 3, ageMs: 5, to: &framed)
+        var expected: [UInt8] = []
+        var answered = Self.messages[0]
+        answered.id = 3
+        try codec.appendFrame(.response(answered), to: &expected)
+        #expect(framed == expected)
+    }
+
     @Test("One prepared response serves connections of both payload forms, in any order")
     func bothFormsFromOneValue() throws {
         let prepared = PreparedResponse(Self.messages[0])
