@@ -96,6 +96,13 @@ extension Configuration {
         /// (Redis) remembered, so that the copies every cache worker forwards reach watchers
         /// once.
         public var sharedChanges = 4096
+        /// `hotTier`: the bytes the coordinator's hot tier may hold — the cache hits it answers
+        /// itself, without asking a cache worker (their bodies, headers and encoding, and the
+        /// bookkeeping around them). 0 turns the hot tier off.
+        public var hotTierBytes = 64 << 20
+        /// `hotTierEntry`: the largest answer the hot tier holds (its body and headers); larger
+        /// ones are answered by the cache workers alone.
+        public var hotTierEntryBytes = 1 << 20
         /// `routeCache`: request paths (of at most 512 bytes) the coordinator keeps parsed and
         /// routed, so that a path asked for again and again is worked out once; when full it
         /// starts afresh. 0 keeps none.
@@ -125,7 +132,8 @@ extension Configuration {
         "inFlightPerClient", "inFlight", "clientQueue", "pathBytes", "pathComponents", "headers", "headerBytes",
         "queryItems", "queryBytes", "backgroundTasks", "invalidations", "invalidationsPerSecond",
         "invalidateBytes", "tagsPerEntry", "tagBytes",
-        "watchesPerClient", "watchEvents", "watchQueue", "watchQueueTotal", "sharedChanges", "routeCache", "heartbeat",
+        "watchesPerClient", "watchEvents", "watchQueue", "watchQueueTotal", "sharedChanges", "hotTier", "hotTierEntry",
+        "routeCache", "heartbeat",
         "restarts", "restartWindow",
         "workerStarts",
     ]
@@ -133,8 +141,8 @@ extension Configuration {
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
     /// sizes (`maxFrame` from 1 to ``maxFrameBytesLimit``; `helloFrame` at least 1 KiB and at
     /// most `maxFrame`; `clientQueue` at least `maxFrame`; `watchQueue` at least 64 KiB and
-    /// `watchQueueTotal` at least `watchQueue`; the other sizes at least 1) and
-    /// counts of at least 1 (`routeCache` at least 0); each absent one keeps its standard value
+    /// `watchQueueTotal` at least `watchQueue`; `hotTier` at least 0; the other sizes at least
+    /// 1) and counts of at least 1 (`routeCache` at least 0); each absent one keeps its standard value
     /// (see ``Limits``).
     static func parseLimits(_ node: ConfigNode) throws(ConfigError) -> Limits {
         let map = try node.mapping(allowedKeys: limitKeys)
@@ -200,6 +208,8 @@ extension Configuration {
             "watchQueueTotal", &limits.watchQueueTotalBytes, atLeast: limits.watchQueueBytes,
             describing: "watchQueue (\(limits.watchQueueBytes) bytes)")
         try count("sharedChanges", &limits.sharedChanges)
+        try size("hotTier", &limits.hotTierBytes, atLeast: 0, describing: "0 bytes (0 turns it off)")
+        try size("hotTierEntry", &limits.hotTierEntryBytes)
         if let node = map.optional("routeCache") { limits.routeCache = try node.integer(atLeast: 0) }
         try duration("heartbeat", &limits.heartbeat)
         try count("restarts", &limits.restarts)
