@@ -104,7 +104,7 @@ let package = Package(
         .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"]),
 
         // Queries, mutations and pages over any MonarchService (cluster, in-process, preview).
-        .target(name: "MonarchQuery", dependencies: ["Monarch", "MonarchClient", "MonarchRouter", "MonarchWire"]),
+        .target(name: "MonarchQuery", dependencies: ["Monarch", "MonarchRouter", "MonarchWire"]),
 
         // The `monarch` command.
         .executableTarget(

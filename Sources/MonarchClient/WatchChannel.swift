@@ -1,3 +1,4 @@
+import Monarch
 import MonarchWire
 import Synchronization
 

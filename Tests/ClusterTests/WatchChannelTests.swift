@@ -1,3 +1,4 @@
+import Monarch
 @testable import MonarchClient
 import MonarchWire
 import Testing

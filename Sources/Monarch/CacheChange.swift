@@ -1,7 +1,8 @@
 import MonarchWire
 
-/// One change under a watch (``MonarchClient/watch(_:bufferSize:)``): an entry stored or
-/// refreshed, entries invalidated, or events lost.
+/// One change under a watch of cache entries (`MonarchClient.watch(_:bufferSize:)` yields
+/// them as a `CacheWatch`; `QueryClient.refetch(following:)` follows any sequence of them): an
+/// entry stored or refreshed, entries invalidated, or events lost.
 public struct CacheChange: Sendable, Equatable {
     /// What happened.
     public enum Kind: String, Sendable, Equatable {
@@ -44,7 +45,7 @@ public struct CacheChange: Sendable, Equatable {
     }
 
     /// The change a `changed` message reports.
-    init(_ message: ChangedMessage) {
+    package init(_ message: ChangedMessage) {
         let kind: Kind = switch message.event {
         case .stored: .stored
         case .refreshed: .refreshed
