@@ -34,13 +34,17 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     let invalidationLimit: Int
     /// The bounds on an entry's tags (`tagsPerEntry`, `tagBytes`).
     let tagLimits: Configuration.Limits
+    /// The coordinator's hot tier, which keeps the workers' hits and drops what write-backs
+    /// change (see ``HotTier``); nil when off.
+    let hotTier: LoopBound<HotTier>?
 
     /// A cache pool remembering at most `invalidationLimit` invalidations for
-    /// `invalidationMemory`, keeping tags within `tagLimits`.
+    /// `invalidationMemory`, keeping tags within `tagLimits`, feeding `hotTier`.
     init(
         kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int,
-        tagLimits: Configuration.Limits = Configuration.Limits()
+        tagLimits: Configuration.Limits = Configuration.Limits(), hotTier: LoopBound<HotTier>? = nil
     ) {
+        self.hotTier = hotTier
         self.pool = WorkerPool(kind: kind, loop: loop, placement: .byCacheKey)
         self.state = LoopBound(State(), loop: loop)
         self.tagLimits = tagLimits
@@ -74,9 +78,10 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     static let kinds: Set<String> = ["cache"]
 
     /// Answers from the worker owning the key, noting on the trip when a cache had an entry
-    /// (its write-back is then a refresh, not a new entry).
+    /// (its write-back is then a refresh, not a new entry); the hot tier keeps what it may of
+    /// the answer.
     func perform(_ request: Request) async -> ProviderOutcome {
-        let outcome = await pool.perform(request)
+        let outcome = await performKeepingHot(request)
         if case .response = outcome { WorkerPool.trip?.notes.noteCachedEntry() }
         return outcome
     }
@@ -96,6 +101,10 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
         notes?.writeBackBegan()
         defer { notes?.writeBackEnded() }
         await withTaskExecutorPreference(loop) {
+            // The hot tier drops the key's entry, and refuses the reads under way, both when the
+            // write-back begins and once it is over (kept, skipped or lost).
+            hotTier?.value.change(.key(key))
+            defer { hotTier?.value.change(.key(key)) }
             if let tripStart, invalidated(key, tags: tags, since: tripStart) {
                 state.value.storesSkipped += 1
                 logger.debug("not keeping \(key): it was invalidated while it was being fetched")

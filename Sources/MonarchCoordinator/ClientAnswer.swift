@@ -5,8 +5,9 @@ import MonarchWire
 enum ClientAnswer: Sendable {
     /// A message for this request alone (a `response` or a `failure`).
     case message(WireMessage)
-    /// A shared trip's response, framed with the id of request `id`.
-    case prepared(PreparedResponse, id: MessageID)
+    /// A response prepared once for many frames (a shared trip's, or the hot tier's), framed
+    /// with the id of request `id` and, when given, the age `ageMs`.
+    case prepared(PreparedResponse, id: MessageID, ageMs: UInt64?)
 
     /// Whether the answer is a response (shared or not), as opposed to a failure or any
     /// other message.
@@ -22,7 +23,7 @@ enum ClientAnswer: Sendable {
     var id: MessageID? {
         switch self {
         case .message(let message): message.id
-        case .prepared(_, let id): id
+        case .prepared(_, let id, _): id
         }
     }
 }

@@ -353,7 +353,7 @@ actor ClientSession {
         do {
             switch answer {
             case .message(let message): try connection.send(message)
-            case .prepared(let prepared, let id): try connection.send(prepared, answering: id)
+            case .prepared(let prepared, let id, let ageMs): try connection.send(prepared, answering: id, ageMs: ageMs)
             }
             let size = max(connection.stream.queuedWriteBytes - before, 0)
             recentAnswers.append(size)

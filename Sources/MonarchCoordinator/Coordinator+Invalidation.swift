@@ -4,7 +4,8 @@ import MonarchWire
 extension Coordinator {
     /// Drops the entries `message` names from every cache worker, paths resolved through the
     /// router first (``TargetResolution``): a `result` with `removed` (entries), `workers`
-    /// (that answered) and `targets` (the keys, prefixes or tag the message resolved to), or a
+    /// (that answered) and `targets` (the keys, prefixes or tag the message resolved to), the
+    /// hot tier's entries dropped before it answers (``HotTier/change(_:)``), or a
     /// `failure` when the target does not resolve (`noRoute`, `invalidPath`, `unknownDomain`,
     /// `requestTooLarge`), no cache worker is connected, or one of them did not answer
     /// (`invalidateIncomplete`: the others did drop theirs). Loop thread.
@@ -16,6 +17,10 @@ extension Coordinator {
         } catch {
             return .failure(FailureMessage(id: message.id, error: error.detail))
         }
+        // The hot tier drops the targets at once, and again once the workers answered: what
+        // a read brought back meanwhile is not kept, and nothing it held is answered after this.
+        changeHotTier(targets)
+        defer { changeHotTier(targets) }
         var total = CachePool.InvalidationReport()
         for pool in cachePools {
             var answered = 0

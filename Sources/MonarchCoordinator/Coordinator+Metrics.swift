@@ -4,7 +4,8 @@ import MonarchWire
 // Prometheus's conventions), brought up to date when scraped.
 extension Coordinator {
     /// Brings every metric up to date: requests, answers by source and status, failures by
-    /// code, cache hits and misses, coalesced joins, write-backs, in flight, clients, watches and
+    /// code, cache hits and misses (and the hot tier's hits among them, its entries, bytes and
+    /// evictions), coalesced joins, write-backs, in flight, clients, watches and
     /// their events (sent, dropped), workers by state, restarts, overloads, refusals, and the
     /// cache workers' evictions and shared store (Redis: workers connected and not, dropped
     /// writes, lookups missed while it was unreachable), asked of all of them at once, a second
@@ -23,6 +24,12 @@ extension Coordinator {
         }
         for (domain, count) in statistics.cacheHits { sync.count("monarch_cache_hits_total", [("domain", domain)], total: count) }
         for (domain, count) in statistics.cacheMisses { sync.count("monarch_cache_misses_total", [("domain", domain)], total: count) }
+        for (domain, count) in statistics.hotHits { sync.count("monarch_hot_hits_total", [("domain", domain)], total: count) }
+        if let hot = hotTierFigures {
+            sync.gauge("monarch_hot_tier_entries", [], hot.entries)
+            sync.gauge("monarch_hot_tier_bytes", [], hot.bytes)
+            sync.count("monarch_hot_tier_evictions_total", total: hot.evictions)
+        }
         sync.count("monarch_coalesced_joins_total", total: await flights.joined)
         sync.count("monarch_write_backs_total", [("result", "stored")], total: cachePools.map(\.stores).reduce(0, +))
         sync.count("monarch_write_backs_total", [("result", "failed")], total: cachePools.map(\.storeFailures).reduce(0, +))

@@ -56,7 +56,8 @@ extension Coordinator {
             return StatusReport.Domain(
                 name: name, requests: figures.requests, hits: figures.hits,
                 hitRatio: figures.requests == 0 ? 0 : Double(figures.hits) / Double(figures.requests),
-                p50Ms: figures.p50, p99Ms: figures.p99, p999Ms: figures.p999)
+                p50Ms: figures.p50, p99Ms: figures.p99, p999Ms: figures.p999,
+                hotHits: hotTier == nil ? nil : figures.hotHits)
         }
         let trips = flights.assumeIsolated { $0.figures }
         return StatusReport(
@@ -74,7 +75,8 @@ extension Coordinator {
             writeBackFailures: cachePools.map(\.storeFailures).reduce(0, +),
             watches: watches.count, watchEventsSent: watchEventsSent, watchEventsDropped: watchEventsDropped,
             sharedChanges: sharedChangesHeard, watchersClosed: watchersClosed,
-            forbidden: forbiddenRequests, unauthorized: unauthorizedHellos, lateHeartbeats: heartbeatJudge.lateBeats)
+            forbidden: forbiddenRequests, unauthorized: unauthorizedHellos, lateHeartbeats: heartbeatJudge.lateBeats,
+            hotTier: hotTierFigures)
     }
 
     /// The resident memory of process `pid` in bytes (VmRSS), if it can be read.

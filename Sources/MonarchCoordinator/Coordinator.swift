@@ -47,6 +47,8 @@ public final class Coordinator: Sendable {
     /// Chains by domain name, in the configured order.
     var chains: [String: [any RequestProvider]] { routing.value.chains }
     let flights: FlightTable
+    /// The hits the coordinator answers itself (see ``HotTier``); nil when `limits.hotTier` is 0.
+    let hotTier: LoopBound<HotTier>?
     /// Everything that changes while the coordinator runs; loop thread only.
     let state: LoopBound<State>
 
@@ -128,12 +130,15 @@ public final class Coordinator: Sendable {
         self.logger = logger
         self.roleGate = RoleGate(configuration)
         let router = try Router<RouteOptions>(routes: configuration.routes)
+        let hotTier = Self.makeHotTier(configuration: configuration, loop: loop)
+        self.hotTier = hotTier
         var pools: [String: WorkerPool] = [:]
         var cachePools: [String: CachePool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)
         where pools[kind] == nil {
             if CachePool.kinds.contains(kind) {
-                let cache = Self.makeCachePool(kind: kind, configuration: configuration, loop: loop, logger: logger)
+                let cache = Self.makeCachePool(
+                    kind: kind, configuration: configuration, loop: loop, logger: logger, hotTier: hotTier)
                 cachePools[kind] = cache
                 pools[kind] = cache.pool
             } else {
@@ -159,14 +164,16 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// The pool for cache workers of `kind`.
-    static func makeCachePool(kind: String, configuration: Configuration, loop: EventLoop, logger: Logger) -> CachePool {
+    /// The pool for cache workers of `kind`, feeding `hotTier`.
+    static func makeCachePool(
+        kind: String, configuration: Configuration, loop: EventLoop, logger: Logger, hotTier: LoopBound<HotTier>? = nil
+    ) -> CachePool {
         // Invalidations matter for as long as a trip, and then its write-back, may run.
         let longestTrip = configuration.routes.compactMap(\.timeout).reduce(configuration.limits.timeout, max)
         return CachePool(
             kind: kind, loop: loop, logger: logger,
             invalidationMemory: longestTrip + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
-            invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits)
+            invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits, hotTier: hotTier)
     }
 
     /// Listens on the configured client and worker addresses. Loop thread only.
@@ -335,7 +342,8 @@ public final class Coordinator: Sendable {
     /// calls `done` once, on the loop, with a `response` (of its own, or prepared for every
     /// request of a shared trip) or a `failure`, never anything else.
     /// A request that fails before its trip (the coordinator is draining, a bad path, no route,
-    /// its deadline passed while it waited its turn) is answered before this returns nil;
+    /// its deadline passed while it waited its turn), or that the hot tier answers, is answered
+    /// before this returns nil;
     /// otherwise `done` comes later, and the number returned is the waiter that
     /// ``FlightTable/cancel(_:)`` answers `cancelled`. Every answer is counted in
     /// ``statistics``. Loop thread only.
@@ -364,6 +372,7 @@ public final class Coordinator: Sendable {
                 .deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)")), nil)
             return nil
         }
+        if answerFromHotTier(plan, id: message.id, arrived: arrived, done: done) { return nil }
         plan.deadline -= waited
         plan.request.deadline = plan.request.deadline.map { $0 - waited }
         return flights.begin(
@@ -383,7 +392,7 @@ public final class Coordinator: Sendable {
                     domain: domain, source: response.source, status: response.status, failureCode: nil,
                     latency: .now - arrived, hasCache: hasCache)
                 if let prepared {
-                    done(.prepared(prepared, id: id))
+                    done(.prepared(prepared, id: id, ageMs: nil))
                 } else {
                     done(.message(.response(response.message(id: id))))
                 }

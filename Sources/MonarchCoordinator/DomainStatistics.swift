@@ -1,7 +1,8 @@
 import Histogram
 
-/// How one domain's requests fared over the last minute: counts and a latency histogram per
-/// ten-second slice, six slices kept (HdrHistogram, microseconds, three significant digits).
+/// How one domain's requests fared over the last minute: counts (answers, cache hits, hot tier
+/// hits among them) and a latency histogram per ten-second slice, six slices kept
+/// (HdrHistogram, microseconds, three significant digits).
 /// Loop thread only.
 struct DomainStatistics {
     /// The length of a slice.
@@ -13,32 +14,38 @@ struct DomainStatistics {
         var start: ContinuousClock.Instant
         var requests = 0
         var hits = 0
+        var hotHits = 0
         var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
     }
 
     private var window: [Slice] = []
 
-    /// Records one answer that took `latency`; `hit` when a cache gave it.
-    mutating func record(latency: Duration, hit: Bool, now: ContinuousClock.Instant = .now) {
+    /// Records one answer that took `latency`; `hit` when a cache gave it, `hot` when that
+    /// was the coordinator's hot tier.
+    mutating func record(latency: Duration, hit: Bool, hot: Bool = false, now: ContinuousClock.Instant = .now) {
         if window.last.map({ now - $0.start >= Self.slice }) ?? true {
             window.append(Slice(start: now))
             if window.count > Self.slices { window.removeFirst(window.count - Self.slices) }
         }
         window[window.count - 1].requests += 1
         if hit { window[window.count - 1].hits += 1 }
+        if hot { window[window.count - 1].hotHits += 1 }
         let microseconds = UInt64(clamping: max(latency.wholeMicroseconds, 1))
         _ = window[window.count - 1].latency.record(min(microseconds, 3_600_000_000))
     }
 
     /// The figures of the slices that began within the last minute before `now`.
-    func summary(name: String, now: ContinuousClock.Instant = .now) -> (requests: Int, hits: Int, p50: Double, p99: Double, p999: Double) {
+    func summary(
+        name: String, now: ContinuousClock.Instant = .now
+    ) -> (requests: Int, hits: Int, hotHits: Int, p50: Double, p99: Double, p999: Double) {
         let recent = window.filter { now - $0.start < Self.slice * Self.slices }
-        guard var merged = recent.first?.latency else { return (0, 0, 0, 0, 0) }
+        guard var merged = recent.first?.latency else { return (0, 0, 0, 0, 0, 0) }
         for slice in recent.dropFirst() { merged.add(slice.latency) }
         let requests = recent.reduce(0) { $0 + $1.requests }
         let hits = recent.reduce(0) { $0 + $1.hits }
+        let hotHits = recent.reduce(0) { $0 + $1.hotHits }
         func milliseconds(_ percentile: Double) -> Double { Double(merged.valueAtPercentile(percentile)) / 1000 }
-        return (requests, hits, milliseconds(50), milliseconds(99), milliseconds(99.9))
+        return (requests, hits, hotHits, milliseconds(50), milliseconds(99), milliseconds(99.9))
     }
 }
 

@@ -23,6 +23,8 @@ struct RequestStatistics {
     /// Cache hits and misses by domain (domains whose chain has a cache), since start.
     private(set) var cacheHits: [String: Int] = [:]
     private(set) var cacheMisses: [String: Int] = [:]
+    /// Of the cache hits, those the hot tier answered, by domain, since start.
+    private(set) var hotHits: [String: Int] = [:]
     /// The last minute, by domain.
     private(set) var recent: [String: DomainStatistics] = [:]
     /// Latency timers by domain, when metrics are on.
@@ -42,10 +44,11 @@ struct RequestStatistics {
 
     /// Records an answer of `domain` after `latency`: a response from `source` with `status`,
     /// or a failure with `failureCode`. `hasCache`: whether the domain's chain has a cache (so
-    /// that any other answer is a cache miss).
+    /// that any other answer is a cache miss); `hot`: the hot tier answered it (a cache hit
+    /// counted apart from the cache workers').
     mutating func record(
         domain: String, source: String?, status: Int?, failureCode: String?, latency: Duration, hasCache: Bool,
-        now: ContinuousClock.Instant = .now
+        hot: Bool = false, now: ContinuousClock.Instant = .now
     ) {
         let hit = source.map(CachePool.kinds.contains) ?? false
         answers[AnswerKey(domain: domain, source: source ?? "none", status: status), default: 0] += 1
@@ -53,7 +56,8 @@ struct RequestStatistics {
         if hasCache {
             if hit { cacheHits[domain, default: 0] += 1 } else { cacheMisses[domain, default: 0] += 1 }
         }
-        recent[domain, default: DomainStatistics()].record(latency: latency, hit: hit, now: now)
+        if hot { hotHits[domain, default: 0] += 1 }
+        recent[domain, default: DomainStatistics()].record(latency: latency, hit: hit, hot: hot, now: now)
         if metricsOn {
             let timer = timers[domain] ?? {
                 let made = Timer(label: "monarch_request_duration_seconds", dimensions: [("domain", domain)])

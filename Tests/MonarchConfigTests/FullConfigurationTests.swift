@@ -267,6 +267,8 @@ import Testing
               watchQueueTotal: 1MB
               routeCache: 0
               workerStarts: 14
+              hotTier: 0
+              hotTierEntry: 2KB
 
             """, baseDirectory: "/srv")
         let limits = configuration.limits
@@ -284,6 +286,8 @@ import Testing
         #expect([limits.watchQueueBytes, limits.watchQueueTotalBytes] == [128 << 10, 1 << 20])
         #expect(limits.routeCache == 0)
         #expect(limits.workerStarts == 14)
+        #expect(limits.hotTierBytes == 0 && limits.hotTierEntryBytes == 2 << 10)
+        #expect(Configuration.Limits().hotTierBytes == 64 << 20 && Configuration.Limits().hotTierEntryBytes == 1 << 20)
         #expect(try Configuration.parse(yaml: validHead, baseDirectory: "/srv").limits == Configuration.Limits())
         // A frame limit above the standard queue raises the queue with it, so any one answer fits.
         let big = try Configuration.parse(yaml: validHead + "limits: {maxFrame: 128MB}\n", baseDirectory: "/srv")

@@ -22,7 +22,7 @@ extension Coordinator {
 
     /// Tells this coordinator's watchers of a change another coordinator made to the shared
     /// store, as `worker` forwarded it: once per change id, however many cache workers
-    /// forward it (``RecentChanges``). A change past the limits ends the worker's connection
+    /// forward it (``RecentChanges``), after the hot tier dropped what it covers, at each copy. A change past the limits ends the worker's connection
     /// with an `invalidField` error. Through the same per-watcher bounded queues as this
     /// coordinator's own changes. Loop thread.
     func noteSharedChange(_ change: SharedChangeMessage, from worker: WorkerSession) {
@@ -32,6 +32,9 @@ extension Coordinator {
             worker.connection.fail(ProtocolError(.invalidField, problem))
             return
         }
+        // Every copy drops the hot tier's entries (each cache worker forwards a change once it
+        // dropped its own copy from memory, so a read answered by it before then is refused).
+        changeHotTier([change.target])
         guard recentSharedChanges.insert(change.change) else { return }
         sharedChangesHeard += 1
         switch change.event {

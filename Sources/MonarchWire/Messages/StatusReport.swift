@@ -185,9 +185,15 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var p99Ms: Double
         /// The 99.9th percentile.
         public var p999Ms: Double
+        /// Of the hits, those the coordinator's hot tier answered (absent when it has none).
+        public var hotHits: Int?
 
         /// Creates a domain entry.
-        public init(name: String, requests: Int, hits: Int, hitRatio: Double, p50Ms: Double, p99Ms: Double, p999Ms: Double) {
+        public init(
+            name: String, requests: Int, hits: Int, hitRatio: Double, p50Ms: Double, p99Ms: Double, p999Ms: Double,
+            hotHits: Int? = nil
+        ) {
+            self.hotHits = hotHits
             self.name = name
             self.requests = requests
             self.hits = hits
@@ -195,6 +201,42 @@ public struct StatusReport: Codable, Sendable, Equatable {
             self.p50Ms = p50Ms
             self.p99Ms = p99Ms
             self.p999Ms = p999Ms
+        }
+    }
+
+    /// The coordinator's hot tier: the cache hits it answers itself.
+    public struct HotTier: Codable, Sendable, Equatable {
+        /// The bytes it may hold (`limits.hotTier`).
+        public var budgetBytes: Int
+        /// The largest answer it holds (`limits.hotTierEntry`).
+        public var entryLimitBytes: Int
+        /// Answers held now.
+        public var entries: Int
+        /// What they cost, in bytes.
+        public var bytes: Int
+        /// Hits answered since start.
+        public var hits: Int
+        /// Cache workers' answers kept since start.
+        public var kept: Int
+        /// Answers evicted to make room since start.
+        public var evictions: Int
+        /// Cache workers' answers not kept since start because a change (invalidation,
+        /// write-back, another coordinator's change) raced their read.
+        public var refusedAfterChange: Int
+
+        /// Creates the hot tier's figures.
+        public init(
+            budgetBytes: Int, entryLimitBytes: Int, entries: Int, bytes: Int, hits: Int, kept: Int, evictions: Int,
+            refusedAfterChange: Int
+        ) {
+            self.budgetBytes = budgetBytes
+            self.entryLimitBytes = entryLimitBytes
+            self.entries = entries
+            self.bytes = bytes
+            self.hits = hits
+            self.kept = kept
+            self.evictions = evictions
+            self.refusedAfterChange = refusedAfterChange
         }
     }
 
@@ -267,6 +309,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// Heartbeats that ran late since start (the coordinator's own loop was held up), on which
     /// no worker was judged.
     public var lateHeartbeats: Int?
+    /// The hot tier (absent when it is off).
+    public var hotTier: HotTier?
 
     /// Creates a report.
     public init(
@@ -276,7 +320,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         slowReadersClosed: Int, idleClientsClosed: Int, unresponsiveWorkers: Int, draining: Bool, refreshesStarted: Int,
         backgroundRunning: Int, backgroundDropped: Int, invalidationsRemembered: Int, writeBacks: Int, writeBackFailures: Int,
         watches: Int? = nil, watchEventsSent: Int? = nil, watchEventsDropped: Int? = nil, sharedChanges: Int? = nil,
-        watchersClosed: Int? = nil, forbidden: Int? = nil, unauthorized: Int? = nil, lateHeartbeats: Int? = nil
+        watchersClosed: Int? = nil, forbidden: Int? = nil, unauthorized: Int? = nil, lateHeartbeats: Int? = nil,
+        hotTier: HotTier? = nil
     ) {
         self.version = version
         self.uptimeMs = uptimeMs
@@ -311,5 +356,6 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.forbidden = forbidden
         self.unauthorized = unauthorized
         self.lateHeartbeats = lateHeartbeats
+        self.hotTier = hotTier
     }
 }

@@ -1,0 +1,62 @@
+import Monarch
+import MonarchConfig
+import MonarchLoop
+import MonarchWire
+
+// The hot tier's place in the coordinator: hits answered before any trip, and every change
+// the coordinator passes on or hears dropping what it covers (see ``HotTier``).
+extension Coordinator {
+    /// The hot tier `configuration` asks for, on `loop`; nil when `limits.hotTier` is 0 or no
+    /// domain has a cache. A shared store's entries (Redis) are held at most the cache
+    /// workers' memory grace (`workers.cache.memoryGrace`, 5 s by default).
+    static func makeHotTier(configuration: Configuration, loop: EventLoop) -> LoopBound<HotTier>? {
+        guard configuration.limits.hotTierBytes > 0,
+            configuration.domains.contains(where: { $0.providers.contains(where: CachePool.kinds.contains) })
+        else { return nil }
+        var holdMs: Int64?
+        for pool in configuration.workers {
+            guard case .cache(let cache) = pool.settings, cache.usesRedis else { continue }
+            let grace = Int64(clamping: (cache.memoryGrace ?? .seconds(5)).wholeMilliseconds)
+            holdMs = min(holdMs ?? grace, grace)
+        }
+        return LoopBound(HotTier(limits: configuration.limits, sharedStoreHoldMs: holdMs), loop: loop)
+    }
+
+    /// Answers `plan`'s request (message `id`, arrived at `arrived`) from the hot tier when
+    /// the cache would be asked first and would answer it as it stands, exactly as a cache
+    /// worker's hit goes out (with its age now), counted as a hot hit; returns whether it did
+    /// (`done` has then been called). A `GET` that may share, under `cacheFirst` or
+    /// `cacheThenRefresh`, on a chain that starts with a cache. Loop thread only.
+    func answerFromHotTier(
+        _ plan: RequestPlan, id: MessageID, arrived: ContinuousClock.Instant,
+        done: @Sendable (ClientAnswer) -> Void
+    ) -> Bool {
+        let request = plan.request
+        guard let hotTier, request.method == "GET", let key = request.route.cacheKey,
+            request.policy != .noCache, request.policy != .networkFirst, plan.providers.first is CachePool,
+            SharingRules.mayShare(request),
+            let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)
+        else { return false }
+        statistics.record(
+            domain: plan.domain, source: hit.prepared.message.source, status: hit.prepared.message.status,
+            failureCode: nil, latency: .now - arrived, hasCache: true, hot: true)
+        done(.prepared(hit.prepared, id: id, ageMs: hit.ageMs))
+        return true
+    }
+
+    /// Drops from the hot tier what `targets` cover, and refuses what reads under way bring
+    /// back. Loop thread only.
+    func changeHotTier(_ targets: [CacheTarget]) {
+        guard let hotTier else { return }
+        for target in targets { hotTier.value.change(target) }
+    }
+
+    /// The hot tier's figures for `status`; nil when it is off.
+    var hotTierFigures: StatusReport.HotTier? {
+        guard let tier = hotTier?.value else { return nil }
+        return StatusReport.HotTier(
+            budgetBytes: tier.budgetBytes, entryLimitBytes: tier.entryLimitBytes, entries: tier.count,
+            bytes: tier.usedBytes, hits: tier.hits, kept: tier.kept, evictions: tier.evictions,
+            refusedAfterChange: tier.refusedAfterChange)
+    }
+}
