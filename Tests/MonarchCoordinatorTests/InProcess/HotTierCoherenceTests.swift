@@ -34,6 +34,22 @@ struct HotTierCoherenceTests {
         try await eventually("the hot tier to hold it") { try await hotEntries(cluster) == 1 }
     }
 
+    /// Runs `body` on a cluster with a cache and a bundle worker and a client watching the key,
+    /// once the hot tier holds "old" under it.
+    static func withOldHotEntry(
+        _ body: @Sendable (InProcessCluster, TestClient, _ cache: ScriptedWorker, _ bundle: ScriptedWorker) async throws -> Void
+    ) async throws {
+        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
+            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
+            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            let client = try await cluster.client()
+            try await client.send(.watch(WatchMessage(id: 50, target: .key(key))))
+            _ = try await client.answer(50)
+            try await fill(cluster, client, cache, "old")
+            try await body(cluster, client, cache, bundle)
+        }
+    }
+
     static func hotEntries(_ cluster: InProcessCluster) async throws -> Int {
         try await cluster.loop.submit { cluster.coordinator.hotTier?.value.count ?? 0 }
     }
@@ -93,13 +109,7 @@ struct HotTierCoherenceTests {
             CacheTarget.path(path), .key(key), .prefix("GET docs guide"), .tag("t1"),
         ])
     func invalidationDrops(_ target: CacheTarget) async throws {
-        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
-            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
-            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
-            let client = try await cluster.client()
-            try await client.send(.watch(WatchMessage(id: 50, target: .key(Self.key))))
-            _ = try await client.answer(50)
-            try await Self.fill(cluster, client, cache, "old")
+        try await Self.withOldHotEntry { cluster, client, cache, bundle in
             try await client.send(.invalidate(InvalidateMessage(id: 2, target: target)))
             // A path's two keys (GET, HEAD) one after the other; a key, prefix or tag at once.
             let invalidations = if case .path = target { 2 } else { 1 }
@@ -124,11 +134,7 @@ struct HotTierCoherenceTests {
 
     @Test("A write-back drops the hot entry: the next read gets what was written back, from the cache worker")
     func writeBackDrops() async throws {
-        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
-            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
-            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
-            let client = try await cluster.client()
-            try await Self.fill(cluster, client, cache, "old")
+        try await Self.withOldHotEntry { cluster, client, cache, bundle in
             // networkFirst asks the bundle first, and writes its answer back to the cache.
             try await client.send(RequestMessage(id: 2, path: Self.path, policy: .networkFirst))
             try await bundle.respond(try await bundle.nextRequest().id, "new")
@@ -149,13 +155,7 @@ struct HotTierCoherenceTests {
         "Another coordinator's change, forwarded by a cache worker, drops the hot entry",
         arguments: [SharedChangeMessage.Event.stored, .invalidated])
     func sharedChangeDrops(_ event: SharedChangeMessage.Event) async throws {
-        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
-            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
-            let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
-            let client = try await cluster.client()
-            try await client.send(.watch(WatchMessage(id: 50, target: .key(Self.key))))
-            _ = try await client.answer(50)
-            try await Self.fill(cluster, client, cache, "old")
+        try await Self.withOldHotEntry { cluster, client, cache, bundle in
             try await cache.connection.send(.sharedChange(SharedChangeMessage(change: "other.1", event: event, target: .key(Self.key))))
             // Watchers hear of it once it is applied.
             let heard = try await client.changed(watch: 50)
