@@ -11,6 +11,7 @@ extension Coordinator {
     /// ``HeartbeatJudge``).
     func checkHeartbeats(now: ContinuousClock.Instant = .now) {
         let beat = heartbeatJudge.beat(at: now)
+        sampleLocalWorkerProgress()
         var suspects: [WorkerSession] = []
         for pool in pools.values {
             for worker in pool.workers where worker.lostReason == nil {
@@ -48,6 +49,16 @@ extension Coordinator {
                 continue
             }
             let silence = now - worker.lastHeard
+            if silence < heartbeatJudge.busySilence, isBusy(worker.id) {
+                // Alive and working, only short of CPU: killing it would lose its work too.
+                peerLog.log(
+                    .warning,
+                    "worker \(worker.id) has been silent for \(silence.wholeMilliseconds) ms but is busy (using CPU): spared "
+                        + "until \(heartbeatJudge.busySilence.wholeMilliseconds) ms of silence",
+                    to: logger)
+                worker.ping()
+                continue
+            }
             worker.declareUnresponsive(
                 "worker \(worker.id) is unresponsive: nothing heard for \(silence.wholeMilliseconds) ms "
                     + "(heartbeat \(limits.heartbeat.wholeMilliseconds) ms)")
@@ -58,5 +69,28 @@ extension Coordinator {
                 worker.connection.close()
             }
         }
+    }
+
+    /// Reads each local worker's CPU progress (``ProcessProgress``), keeping the sample of the
+    /// beat before; workers that left are forgotten.
+    private func sampleLocalWorkerProgress() {
+        guard let supervisor else { return }
+        var samples: [String: (previous: ProcessProgress?, latest: ProcessProgress)] = [:]
+        for pool in pools.values {
+            for worker in pool.workers where worker.lostReason == nil {
+                guard let pid = supervisor.assumeIsolated({ $0.pid(of: worker.id) }),
+                    let progress = ProcessProgress.read(pid: pid)
+                else { continue }
+                samples[worker.id] = (state.value.workerProgress[worker.id]?.latest, progress)
+            }
+        }
+        state.value.workerProgress = samples
+    }
+
+    /// Whether the local worker `id` used CPU between the last two beats and is neither
+    /// stopped nor dead.
+    private func isBusy(_ id: String) -> Bool {
+        guard let sample = state.value.workerProgress[id], let previous = sample.previous else { return false }
+        return sample.latest.isBusy(since: previous)
     }
 }

@@ -1,6 +1,7 @@
 import Logging
 import MonarchConfig
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 extension Coordinator {
@@ -29,6 +30,8 @@ extension Coordinator {
         var idleClientsClosed: Int = 0
         var unresponsiveWorkers: Int = 0
         var heartbeatJudge: HeartbeatJudge
+        /// The CPU progress of each local worker at the last two beats, by worker id.
+        var workerProgress: [String: (previous: ProcessProgress?, latest: ProcessProgress)] = [:]
         var scalingKinds: Set<String> = []
         var draining: Bool = false
         var drainCutShort: Bool = false

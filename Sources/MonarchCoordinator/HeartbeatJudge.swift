@@ -17,6 +17,9 @@ struct HeartbeatJudge {
     /// The silence after which a worker is out of rotation: two beats, and a little more, so
     /// that a pong on its way at the second beat still counts.
     let allowedSilence: Duration
+    /// The longest silence spared to a local worker that is busy — runnable and using CPU,
+    /// only starved of it on a saturated machine: ten beats. Past it, it is judged like any other.
+    var busySilence: Duration { interval * 10 }
     /// When the last beat ran, late or not.
     private(set) var lastBeat: ContinuousClock.Instant?
     /// Beats that ran late and so judged nobody.

@@ -338,6 +338,12 @@ actor Supervisor {
         }
     }
 
+    /// The process id of the local worker `name`, while it runs; nil for a worker the
+    /// supervisor does not run.
+    func pid(of name: String) -> Int32? {
+        slot(named: name)?.process?.pid
+    }
+
     /// Kills `name` at once (it stopped answering); it is restarted as after any exit. False
     /// when the supervisor runs no worker by that name.
     @discardableResult
