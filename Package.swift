@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "MonarchQuery", targets: ["MonarchQuery"]),
         .library(name: "MonarchWire", targets: ["MonarchWire"]),
         .library(name: "MonarchLoop", targets: ["MonarchLoop"]),
+        .library(name: "MonarchTransport", targets: ["MonarchTransport"]),
         .executable(name: "monarch", targets: ["MonarchCLI"]),
         .executable(name: "monarch-bundle-worker", targets: ["BundleWorker"]),
         .executable(name: "monarch-cache-worker", targets: ["CacheWorker"]),
@@ -57,8 +58,16 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
-        // The wire protocol core: framing, the message codec and addresses. Pure Swift, no I/O.
-        .target(name: "MonarchWire", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
+        // The byte level of the wire protocol: frames (length-prefixed payloads) and socket
+        // addresses. Pure Swift, no I/O; the libuv layer and the message codec both build on it.
+        .target(name: "MonarchFraming"),
+
+        // The wire protocol core: the messages and their codec (re-exporting MonarchFraming).
+        // Pure Swift, no I/O.
+        .target(
+            name: "MonarchWire",
+            dependencies: ["MonarchFraming", .product(name: "ExtrasBase64", package: "swift-extras-base64")]
+        ),
 
         // Requests, domains, providers and the responder chain; runs in-process with no cluster.
         .target(name: "Monarch", dependencies: ["MonarchWire"]),
@@ -78,18 +87,22 @@ let package = Package(
             name: "MonarchLoop",
             dependencies: [
                 "CLibUV",
-                "MonarchWire",
+                "MonarchFraming",
                 .product(name: "DequeModule", package: "swift-collections"),
                 logging,
             ]
         ),
+
+        // The wire protocol's messages over the libuv layer's frames: message connections, loop-level
+        // and async, for the coordinator, the workers, the client and the benchmarks.
+        .target(name: "MonarchTransport", dependencies: ["MonarchLoop", "MonarchWire"]),
 
         // The coordinator: client and worker sessions, pools, the domain table, the chain over
         // the wire, coalescing, deadlines, and the supervisor of local workers.
         .target(
             name: "MonarchCoordinator",
             dependencies: [
-                "Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchWire", logging,
+                "Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchTransport", "MonarchWire", logging,
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -98,10 +111,15 @@ let package = Package(
         ),
 
         // What every worker process shares: dialling in, registering, serving requests.
-        .target(name: "MonarchWorker", dependencies: ["Monarch", "MonarchLoop", "MonarchWire", argumentParser, logging]),
+        .target(
+            name: "MonarchWorker",
+            dependencies: ["Monarch", "MonarchLoop", "MonarchTransport", "MonarchWire", argumentParser, logging]
+        ),
 
         // The client side of the wire protocol (the CLI and Swift programs use it).
-        .target(name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchWire"]),
+        .target(
+            name: "MonarchClient", dependencies: ["Monarch", "MonarchLoop", "MonarchRouter", "MonarchTransport", "MonarchWire"]
+        ),
 
         // Queries, mutations and pages over any MonarchService (cluster, in-process, preview).
         .target(name: "MonarchQuery", dependencies: ["Monarch", "MonarchRouter", "MonarchWire"]),
@@ -118,7 +136,9 @@ let package = Package(
         // connections, latencies in an HdrHistogram.
         .target(
             name: "MonarchBench",
-            dependencies: ["MonarchLoop", "MonarchWire", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "MonarchLoop", "MonarchTransport", "MonarchWire", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             path: "Benchmarks/MonarchBench"
         ),
 
@@ -175,7 +195,7 @@ let package = Package(
         // Benchmarks: frame round trips on the Swift layer against a C program on libuv.
         .executableTarget(
             name: "WireBench",
-            dependencies: ["MonarchLoop", "MonarchWire", argumentParser],
+            dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire", argumentParser],
             path: "Benchmarks/WireBench"
         ),
         // Benchmarks of a whole local cluster: cache hits, network fetches against a local origin.
@@ -187,7 +207,7 @@ let package = Package(
         // The cache worker as a real process: stores per second, memory, restart to first hit.
         .executableTarget(
             name: "CacheBench",
-            dependencies: ["MonarchLoop", "MonarchWire", argumentParser, logging],
+            dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire", argumentParser, logging],
             path: "Benchmarks/CacheBench"
         ),
         .executableTarget(
@@ -197,7 +217,7 @@ let package = Package(
         ),
 
         .testTarget(name: "MonarchWireTests", dependencies: ["MonarchWire"]),
-        .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchWire"]),
+        .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire"]),
         .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
         .testTarget(name: "MonarchQueryTests", dependencies: ["Monarch", "MonarchQuery", "MonarchWire"]),
         .testTarget(name: "MonarchBenchTests", dependencies: ["MonarchBench", "MonarchWire"]),
@@ -205,22 +225,29 @@ let package = Package(
         .testTarget(name: "MonarchConfigTests", dependencies: ["MonarchConfig", "MonarchWire"]),
         .testTarget(
             name: "MonarchCoordinatorTests",
-            dependencies: ["Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchWire"]
+            dependencies: [
+                "Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchTransport", "MonarchWire",
+            ]
         ),
         .testTarget(
             name: "MonarchBundleTests",
-            dependencies: ["Monarch", "MonarchBundle", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
+            dependencies: [
+                "Monarch", "MonarchBundle", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker", "TestOrigins",
+            ]
         ),
         .testTarget(
             name: "MonarchCacheTests",
             dependencies: [
-                "CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins", logging,
+                "CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker",
+                "TestOrigins", logging,
             ]
         ),
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
         .testTarget(
             name: "MonarchNetworkTests",
-            dependencies: ["Monarch", "MonarchNetwork", "MonarchLoop", "MonarchWire", "MonarchWorker", "TestOrigins"]
+            dependencies: [
+                "Monarch", "MonarchNetwork", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker", "TestOrigins",
+            ]
         ),
         // What the tests share: HTTP servers they start on 127.0.0.1 (a small origin written for
         // them, and httpbin), and the spawning of child processes on posix_spawn.
@@ -230,7 +257,10 @@ let package = Package(
         // Integration: the real `monarch` and worker executables on temporary sockets.
         .testTarget(
             name: "ClusterTests",
-            dependencies: ["Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchRouter", "MonarchWire", "TestOrigins"]
+            dependencies: [
+                "Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchRouter", "MonarchTransport", "MonarchWire",
+                "TestOrigins",
+            ]
         ),
     ]
 )

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 #if canImport(Glibc)

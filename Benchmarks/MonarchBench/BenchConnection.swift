@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 /// One client connection of a load run, driven by callbacks on its loop's thread: it says

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 /// Keeps N frames in flight against an echo server and counts round trips per second.

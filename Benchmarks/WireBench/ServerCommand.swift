@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 /// Echoes every frame back on the loop thread, through the layer's loop-level API.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Monarch
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import Synchronization
 

@@ -2,6 +2,7 @@ import DequeModule
 import Logging
 import Monarch
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 /// The coordinator's side of one client connection: each request waits for its trip (an admin

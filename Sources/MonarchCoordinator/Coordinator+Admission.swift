@@ -2,6 +2,7 @@ import Logging
 import Monarch
 import MonarchConfig
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 // How connections get in: the caps, the handshake slots, the hello, the secret and its role,

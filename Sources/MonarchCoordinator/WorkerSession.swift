@@ -1,6 +1,7 @@
 import Logging
 import Monarch
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 /// The coordinator's side of one registered worker's connection: requests go out with ids of

@@ -18,7 +18,7 @@ final class FrameInbox: Sendable {
         var frames = Deque<[UInt8]>()
         var bufferedBytes = 0
         var waiter: Waiter?
-        var end: FrameConnection.End?
+        var end: FrameStream.End?
         var readingPaused = false
 
         /// Takes the oldest frame; says whether reading should resume now.
@@ -36,7 +36,7 @@ final class FrameInbox: Sendable {
     /// What the reader gets without waiting.
     private enum Ready {
         case frame([UInt8], resume: Bool)
-        case end(FrameConnection.End)
+        case end(FrameStream.End)
         case cancelled
         case wait
     }
@@ -69,16 +69,16 @@ final class FrameInbox: Sendable {
     }
 
     /// Records the end of the stream; the reader gets the frames still buffered first.
-    func finish(_ end: FrameConnection.End) {
+    func finish(_ end: FrameStream.End) {
         record(end, droppingBufferedFrames: false)
     }
 
     /// Records a failure that voids the frames still buffered: the reader gets `end` next.
-    func fail(_ end: FrameConnection.End) {
+    func fail(_ end: FrameStream.End) {
         record(end, droppingBufferedFrames: true)
     }
 
-    private func record(_ end: FrameConnection.End, droppingBufferedFrames: Bool) {
+    private func record(_ end: FrameStream.End, droppingBufferedFrames: Bool) {
         let waiter = state.withLock { state -> Waiter? in
             if droppingBufferedFrames {
                 state.frames.removeAll()
@@ -97,7 +97,7 @@ final class FrameInbox: Sendable {
     /// The next frame; nil once the peer closed in order and every frame was read.
     ///
     /// - Parameter resumeReading: called when reading should resume after a pause.
-    /// - Throws: the connection's ``FrameConnection/End`` when it ended otherwise, or
+    /// - Throws: the connection's ``FrameStream/End`` when it ended otherwise, or
     ///   `CancellationError` when the awaiting task is cancelled.
     func next(resumeReading: @escaping @Sendable () -> Void) async throws -> [UInt8]? {
         let ready = state.withLock { state in take(from: &state, registering: nil) }
@@ -156,7 +156,7 @@ final class FrameInbox: Sendable {
         }
     }
 
-    private static func resume(_ continuation: Waiter, at end: FrameConnection.End) {
+    private static func resume(_ continuation: Waiter, at end: FrameStream.End) {
         if end == .closed {
             continuation.resume(returning: nil)
         } else {

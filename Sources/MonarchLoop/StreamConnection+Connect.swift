@@ -1,4 +1,4 @@
-import MonarchWire
+import MonarchFraming
 import CLibUV
 
 extension StreamConnection {

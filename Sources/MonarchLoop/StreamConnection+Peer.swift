@@ -1,5 +1,5 @@
 import CLibUV
-import MonarchWire
+import MonarchFraming
 
 #if canImport(Glibc)
 import Glibc

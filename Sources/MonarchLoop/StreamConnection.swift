@@ -1,5 +1,5 @@
 import CLibUV
-import MonarchWire
+import MonarchFraming
 
 /// How a stream's life ended, as reported to ``StreamConnection/onEnd``.
 public enum StreamEnd: Sendable, Equatable {

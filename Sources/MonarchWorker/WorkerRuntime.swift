@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import Monarch
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import Synchronization
 

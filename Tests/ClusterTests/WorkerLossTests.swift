@@ -5,6 +5,7 @@ import Glibc
 import Monarch
 import MonarchClient
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import Testing
 

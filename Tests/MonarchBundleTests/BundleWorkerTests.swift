@@ -2,6 +2,7 @@ import Foundation
 import Monarch
 import MonarchBundle
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import MonarchWorker
 import TestOrigins

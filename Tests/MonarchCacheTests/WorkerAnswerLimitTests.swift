@@ -1,6 +1,7 @@
 import Foundation
 import Monarch
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import MonarchWorker
 import Synchronization

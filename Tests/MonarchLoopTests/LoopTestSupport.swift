@@ -1,5 +1,6 @@
 import Foundation
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import Synchronization
 import Testing

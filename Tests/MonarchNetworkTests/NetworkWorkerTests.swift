@@ -2,6 +2,7 @@ import Foundation
 import Monarch
 import MonarchLoop
 import MonarchNetwork
+import MonarchTransport
 import MonarchWire
 import MonarchWorker
 import Testing

@@ -10,6 +10,7 @@ import Logging
 import MonarchConfig
 @testable import MonarchCoordinator
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import Synchronization
 import Testing

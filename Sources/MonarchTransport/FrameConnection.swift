@@ -1,7 +1,9 @@
+import MonarchLoop
 import MonarchWire
 
-/// A stream that speaks frames: it splits what arrives into frame payloads (or messages) and
-/// frames what is sent.
+/// A stream that speaks the wire protocol's messages: over a ``FrameStream`` (which knows only
+/// frames), it decodes what arrives into messages (or hands over the frame payloads) and
+/// encodes what is sent.
 ///
 /// A framing defect, or a message that does not decode when ``onMessage`` is used, ends the
 /// connection the protocol's way: an `error` message naming the defect is sent, then the
@@ -24,50 +26,68 @@ public final class FrameConnection: @unchecked Sendable {
             case .ioError(let error): "I/O error: \(error)"
             }
         }
+
+        /// How a connection ended whose frames ended with `end`; `violation` is what this side
+        /// failed it for, when it did.
+        init(_ end: FrameStream.End, violation: ProtocolError?) {
+            switch end {
+            case .closed: self = .closed
+            case .framingError(let error): self = .protocolError(ProtocolError(error))
+            case .failed: self = violation.map(End.protocolError) ?? .closed
+            case .ioError(let error): self = .ioError(error)
+            }
+        }
     }
 
+    /// The frames underneath.
+    public let frames: FrameStream
     /// The stream under the frames.
-    public let stream: StreamConnection
+    public var stream: StreamConnection { frames.stream }
     /// The connection's loop.
-    public var loop: EventLoop { stream.loop }
+    public var loop: EventLoop { frames.loop }
     /// The message codec, with the connection's limit for frames it sends.
     public private(set) var codec: MessageCodec
 
-    /// Each complete frame payload, in order. Loop thread.
-    public var onFrame: (([UInt8]) -> Void)?
+    /// Each complete frame payload, in order, unless ``onMessage`` is set. Loop thread.
+    public var onFrame: (([UInt8]) -> Void)? {
+        get { frames.onFrame }
+        set { frames.onFrame = newValue }
+    }
     /// Each decoded message, in order, when set (takes precedence over ``onFrame``). Loop thread.
-    public var onMessage: ((WireMessage) -> Void)?
+    public var onMessage: ((WireMessage) -> Void)? {
+        didSet { frames.onReadable = onMessage == nil ? nil : { self.readMessages() } }
+    }
     /// Called once when the connection has ended, with how. Loop thread.
     public var onEnd: ((End) -> Void)?
 
-    private var decoder: FrameDecoder
-    private var endReason: End?
-    private var scratch: [UInt8] = []
+    /// What this side failed the connection for, once it did.
+    private var violation: ProtocolError?
 
     /// Wraps `stream`, accepting frames of up to `maxFrameBytes` payload bytes in both directions.
     /// Reading starts with ``start()``. Loop thread only.
     public init(stream: StreamConnection, maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes) {
-        stream.loop.preconditionInEventLoop()
-        self.stream = stream
+        self.frames = FrameStream(stream: stream, maxFrameBytes: maxFrameBytes)
         self.codec = MessageCodec(maxFrameBytes: maxFrameBytes)
-        self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
-        stream.onRead = { bytes in self.received(bytes) }
-        stream.onEnd = { error in self.streamEnded(error) }
+        frames.farewell = { error in self.tell(ProtocolError(error)) }
+        frames.onEnd = { end in self.ended(end) }
     }
 
     /// The largest payload accepted from the peer; frames announcing more end the connection
     /// with `oversizedFrame`. May be changed at any time (for example raised once a handshake
     /// is accepted); it applies to every frame not yet delivered. Loop thread only.
     public var maxInboundFrameBytes: Int {
-        get { decoder.maxFrameBytes }
-        set { decoder.maxFrameBytes = newValue }
+        get { frames.maxInboundFrameBytes }
+        set { frames.maxInboundFrameBytes = newValue }
     }
 
     /// The largest payload ``send(payload:)`` and ``send(_:)`` write (the peer's announced
     /// maximum, where it announced one). Loop thread only.
     public var maxOutboundFrameBytes: Int {
         get { codec.maxFrameBytes }
-        set { codec.maxFrameBytes = newValue }
+        set {
+            codec.maxFrameBytes = newValue
+            frames.maxOutboundFrameBytes = newValue
+        }
     }
 
     /// Whether the connection uses the `rawBodies` extension (``WireFeature/rawBodies``): set
@@ -86,35 +106,28 @@ public final class FrameConnection: @unchecked Sendable {
     }
 
     /// Starts reading frames. Loop thread only.
-    public func start() { stream.startReading() }
+    public func start() { frames.start() }
     /// Stops reading frames until ``resume()`` (backpressure towards the peer). Loop thread only.
-    public func pause() { stream.stopReading() }
+    public func pause() { frames.pause() }
     /// Resumes reading frames. Loop thread only.
-    public func resume() { stream.startReading() }
+    public func resume() { frames.resume() }
     /// Whether the connection is open and has not begun to close.
-    public var isOpen: Bool { !stream.isClosing }
+    public var isOpen: Bool { frames.isOpen }
 
     /// Sends one frame holding `payload`. Loop thread only.
     ///
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds the limit;
     ///   nothing is sent then.
     public func send(payload: some Collection<UInt8>) throws(FrameError) {
-        // After a protocol error only the `error` message itself goes out.
-        guard endReason == nil else { return }
-        scratch.removeAll(keepingCapacity: true)
-        try FrameEncoder.append(payload: payload, to: &scratch, maxFrameBytes: codec.maxFrameBytes)
-        stream.write(scratch)
-        scratch.removeAllKeepingSmallCapacity()
+        try frames.send(payload: payload)
     }
 
     /// Sends one message. Loop thread only.
     ///
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the encoded message exceeds the limit.
     public func send(_ message: WireMessage) throws(FrameError) {
-        guard endReason == nil else { return }
-        scratch.removeAll(keepingCapacity: true)
-        try codec.appendFrame(message, to: &scratch)
-        stream.write(taking: &scratch)
+        let codec = self.codec
+        try frames.sendFrames { output throws(FrameError) in try codec.appendFrame(message, to: &output) }
     }
 
     /// Sends `prepared` answering request `id`: the frame ``send(_:)`` sends for its message
@@ -123,79 +136,53 @@ public final class FrameConnection: @unchecked Sendable {
     ///
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the frame exceeds the limit.
     public func send(_ prepared: PreparedResponse, answering id: MessageID, ageMs: UInt64? = nil) throws(FrameError) {
-        guard endReason == nil else { return }
-        scratch.removeAll(keepingCapacity: true)
-        try codec.appendFrame(prepared, answering: id, ageMs: ageMs, to: &scratch)
-        stream.write(taking: &scratch)
+        let codec = self.codec
+        try frames.sendFrames { output throws(FrameError) in
+            try codec.appendFrame(prepared, answering: id, ageMs: ageMs, to: &output)
+        }
     }
 
-    /// The storage the connection's buffers hold, in bytes: its decoder, its encoding scratch
-    /// and its stream's write buffers (for tests of what an idle connection keeps). Loop
-    /// thread only.
-    package var bufferCapacity: Int { decoder.bufferCapacity + scratch.capacity + stream.writeBufferCapacity }
+    /// The storage the connection's buffers hold, in bytes (for tests of what an idle
+    /// connection keeps). Loop thread only.
+    package var bufferCapacity: Int { frames.bufferCapacity }
 
     /// Reports `error` to the peer in an `error` message and closes once it is written; no
     /// frame after the one at fault is delivered, and nothing else is sent. Loop thread only.
     public func fail(_ error: ProtocolError) {
-        guard endReason == nil, !stream.isClosing else { return }
-        loop.logger.debug("closing connection: \(LogText.sanitized("\(error)"))")
-        try? send(.error(error.errorMessage))
-        endReason = .protocolError(error)
-        stream.closeAfterWrites()
+        guard violation == nil, frames.isOpen else { return }
+        tell(error)
+        violation = error
+        frames.fail()
     }
 
     /// Closes the connection; frames already queued may not all be written. Any thread.
-    public func close() { stream.close() }
+    public func close() { frames.close() }
 
-    private func received(_ bytes: UnsafeRawBufferPointer) {
-        guard endReason == nil else { return }
-        decoder.append(bytes)
-        do {
-            while endReason == nil, !stream.isClosing {
-                if let onMessage {
-                    // Decoded where the frame lies; the message is delivered once the decoder is free again.
-                    let codec = self.codec
-                    guard let decoded = try decoder.nextFrame({ payload in
-                        Result { () throws(ProtocolError) in try codec.decode(payload) }
-                    }) else { break }
-                    switch decoded {
-                    case .success(let message): onMessage(message)
-                    case .failure(let error): fail(error)
-                    }
-                } else {
-                    guard let payload = try decoder.nextFrame() else { break }
-                    onFrame?(payload)
-                }
+    /// Sends `error` to the peer, the last thing it is sent.
+    private func tell(_ error: ProtocolError) {
+        loop.logger.debug("closing connection: \(LogText.sanitized("\(error)"))")
+        try? send(.error(error.errorMessage))
+    }
+
+    /// Decodes the complete frames where they lie, each message delivered once the frames'
+    /// decoder is free again.
+    private func readMessages() {
+        while onMessage != nil {
+            let codec = self.codec
+            guard let decoded = frames.nextFrame({ payload in
+                Result { () throws(ProtocolError) in try codec.decode(payload) }
+            }) else { return }
+            switch decoded {
+            case .success(let message): onMessage?(message)
+            case .failure(let error): fail(error)
             }
-        } catch {
-            fail(ProtocolError(error))
         }
     }
 
-    private func streamEnded(_ end: StreamEnd) {
-        if endReason == nil {
-            switch end {
-            case .failed(let error):
-                endReason = .ioError(error)
-            case .closedLocally:
-                endReason = .closed
-            case .endOfFile:
-                do {
-                    try decoder.finish()
-                    endReason = .closed
-                } catch {
-                    // The peer may still read: tell it, as for any other protocol error.
-                    let violation = ProtocolError(error)
-                    try? send(.error(violation.errorMessage))
-                    endReason = .protocolError(violation)
-                }
-            }
-        }
-        let end = endReason ?? .closed
+    private func ended(_ end: FrameStream.End) {
         let onEnd = self.onEnd
         self.onEnd = nil
-        onFrame = nil
         onMessage = nil
-        onEnd?(end)
+        onEnd?(End(end, violation: violation))
     }
 }

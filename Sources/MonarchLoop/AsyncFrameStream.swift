@@ -1,8 +1,9 @@
-import MonarchWire
+import MonarchFraming
 import Synchronization
 
-/// A frame connection for async code: await the next frame or message, send frames and
-/// messages, from any task.
+/// A frame stream for async code: await the next frame, send frames, from any task. It knows
+/// frames, not messages (MonarchTransport's `AsyncFrameConnection` reads and sends the wire
+/// protocol's messages over it).
 ///
 /// Inbound frames wait in a bounded buffer; when the reader falls behind, the connection
 /// stops reading from the socket until it catches up. ``send(payload:)`` returns once the
@@ -10,9 +11,9 @@ import Synchronization
 /// frames handed to the loop and not yet written, are over the high watermark. Code running
 /// on the connection's loop (an actor isolated to it, or a task preferring it as executor)
 /// sends and receives without any thread hop.
-public final class AsyncFrameConnection: Sendable {
-    /// The loop-level connection underneath.
-    public let connection: FrameConnection
+public final class AsyncFrameStream: Sendable {
+    /// The loop-level stream underneath.
+    public let connection: FrameStream
     /// The connection's loop.
     public var loop: EventLoop { connection.loop }
 
@@ -26,8 +27,8 @@ public final class AsyncFrameConnection: Sendable {
     private let waitingSenders: LoopBound<[Int: CheckedContinuation<Void, any Error>]>
     private let nextTicket = Atomic<Int>(0)
 
-    /// Wraps a connection and starts reading. Loop thread only.
-    public init(_ connection: FrameConnection) {
+    /// Wraps a stream and starts reading. Loop thread only.
+    public init(_ connection: FrameStream) {
         connection.loop.preconditionInEventLoop()
         self.connection = connection
         self.waitingSenders = LoopBound([:], loop: connection.loop)
@@ -51,47 +52,38 @@ public final class AsyncFrameConnection: Sendable {
     /// - Throws: ``UVError`` when the connection cannot be made.
     public static func connect(
         to address: SocketAddress, on loop: EventLoop, maxFrameBytes: Int = FrameDecoder.defaultMaxFrameBytes
-    ) async throws -> AsyncFrameConnection {
+    ) async throws -> AsyncFrameStream {
         let stream = try await StreamConnection.connect(to: address, on: loop)
-        return try await loop.submit {
-            AsyncFrameConnection(FrameConnection(stream: stream, maxFrameBytes: maxFrameBytes))
-        }
+        return try await loop.submit { AsyncFrameStream(FrameStream(stream: stream, maxFrameBytes: maxFrameBytes)) }
     }
 
     /// The next frame payload; nil once the peer closed in order and every frame was read.
     /// One task at a time may await it.
     ///
-    /// - Throws: ``FrameConnection/End`` when the connection ended by a protocol or I/O
-    ///   error, `CancellationError` when the task is cancelled.
+    /// - Throws: ``FrameStream/End`` when the stream ended by a framing or I/O error, or was
+    ///   failed by this side; `CancellationError` when the task is cancelled.
     public func nextFrame() async throws -> [UInt8]? {
         try await inbox.next { [connection] in
             connection.loop.execute { connection.resume() }
         }
     }
 
-    /// The next message; nil once the peer closed in order.
-    ///
-    /// - Throws: ``ProtocolError`` when a frame does not decode: the peer is told, the
-    ///   connection closes and no later frame is delivered. Otherwise what ``nextFrame()`` throws.
-    public func nextMessage() async throws -> WireMessage? {
-        guard let payload = try await nextFrame() else { return nil }
-        do {
-            return try connection.codec.decode(payload)
-        } catch {
-            inbox.fail(.protocolError(error))
-            loop.execute { [connection] in connection.fail(error) }
-            throw error
-        }
+    /// Ends reading from this side: the frames still buffered are dropped, and the reader gets
+    /// ``FrameStream/End/failed`` from now on. The layer above ends the stream on its loop
+    /// (``FrameStream/fail()``) after its last words. Any thread.
+    public func failReading() {
+        inbox.fail(.failed)
     }
 
     /// Sends a frame holding `payload`, after the frames sent before it from the same task.
     ///
     /// - Throws: ``FrameError`` when the payload exceeds the frame limit,
-    ///   ``FrameConnection/End`` when the connection has ended, `CancellationError` when the
-    ///   task is cancelled while waiting for the connection to drain.
+    ///   ``FrameStream/End`` when the stream has ended, `CancellationError` when the task is
+    ///   cancelled while waiting for the stream to drain.
     public func send(payload: [UInt8]) async throws {
-        guard payload.count <= connection.codec.maxFrameBytes else {
-            throw FrameError.oversized(length: UInt32(clamping: payload.count), limit: connection.codec.maxFrameBytes)
+        let limit = connection.maxOutboundFrameBytes
+        guard payload.count <= limit else {
+            throw FrameError.oversized(length: UInt32(clamping: payload.count), limit: limit)
         }
         if loop.inEventLoop {
             try await sendOnLoop(payload)
@@ -109,25 +101,10 @@ public final class AsyncFrameConnection: Sendable {
             if !accepted { throw EventLoopError.shutDown(loop: loop.name) }
             return
         }
-        guard open.load(ordering: .acquiring) else { throw FrameConnection.End.closed }
+        guard open.load(ordering: .acquiring) else { throw FrameStream.End.closed }
         // Hopping onto the loop keeps this frame behind the ones queued before it, and the
         // wait for writability in this task, where cancelling the task reaches it.
         try await withTaskExecutorPreference(loop) { try await sendOnLoop(payload) }
-    }
-
-    /// Sends one message, after the frames sent before it from the same task.
-    ///
-    /// - Throws: as ``send(payload:)``.
-    public func send(_ message: WireMessage) async throws {
-        try await send(payload: connection.codec.encode(message))
-    }
-
-    /// Adopts what the listener's `welcome` announced (``FrameConnection/adopt(_:)``). Call it
-    /// before sending anything after the hello.
-    ///
-    /// - Throws: ``EventLoopError`` when the loop has shut down.
-    public func adopt(_ welcome: Welcome) async throws {
-        try await loop.submit { [connection] in connection.adopt(welcome) }
     }
 
     /// Closes the connection and waits until it is closed.
@@ -141,7 +118,7 @@ public final class AsyncFrameConnection: Sendable {
         while connection.isOpen && !connection.stream.isWritable {
             try await waitForWritability()
         }
-        guard connection.isOpen else { throw FrameConnection.End.closed }
+        guard connection.isOpen else { throw FrameStream.End.closed }
         try connection.send(payload: payload)
     }
 
