@@ -39,6 +39,13 @@ extension TestCluster {
     func waitForWriteBacks(_ count: Int) async throws {
         try await eventually("\(count) write-back(s)") { try await status().writeBacks >= count }
     }
+
+    /// Waits until no write-back or refresh runs. A write-back is started before the answer it
+    /// stores is sent, so once this returns every write-back of an answer already received has
+    /// ended, acknowledged or not: what is counted then is final.
+    func waitForBackgroundWork() async throws {
+        try await eventually("the background work to end") { try await status().typed.backgroundRunning == 0 }
+    }
 }
 
 private func body(_ result: Result<Response, ChainError>) -> String? {
@@ -69,8 +76,14 @@ struct CacheTests {
             // Misses and mutations are not written back.
             _ = try await perform(client, Request(path: "keep/absent.txt"))
             _ = try await perform(client, Request(path: "keep/a.txt", method: "POST", body: Data("x".utf8)))
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(try await cluster.status().writeBacks == 1)
+            // Then one that is: its write-back, started after any of theirs, is acknowledged.
+            try cluster.rewrite("keep/marker.txt", "marker")
+            #expect(try await perform(client, Request(path: "keep/marker.txt")).success?.source == "bundle")
+            try await cluster.waitForWriteBacks(2)
+            try await cluster.waitForBackgroundWork()
+            let status = try await cluster.status()
+            #expect(status.writeBacks == 2)
+            #expect(status.typed.writeBackFailures == 0)
         }
     }
 
@@ -82,8 +95,9 @@ struct CacheTests {
             try cluster.rewrite("keep/n.txt", "one")
             let direct = try await perform(client, Request(path: "keep/n.txt", policy: .noCache))
             #expect(direct.success?.source == "bundle")
-            try await Task.sleep(for: .milliseconds(200))
+            try await cluster.waitForBackgroundWork()
             #expect(try await cluster.status().writeBacks == 0)
+            #expect(try await cluster.status().typed.writeBackFailures == 0)
             #expect(try await cluster.status().workers("cache").first?.forwarded == 0)
 
             _ = try await perform(client, Request(path: "keep/n.txt"))
@@ -103,6 +117,7 @@ struct CacheTests {
             _ = try await perform(client, Request(path: "docs/t.txt"))
             try await cluster.waitForWriteBacks(1)
             try cluster.rewrite("docs/t.txt", "new")
+            // Past the 300 ms TTL: the time is what is tested, and a longer wait only makes it truer.
             try await Task.sleep(for: .milliseconds(400))
 
             let answer = try #require(try await perform(client, Request(path: "docs/t.txt", policy: .cacheFirst)).success)
@@ -132,6 +147,7 @@ struct CacheTests {
             try await cluster.waitForWriteBacks(2)
 
             try FileManager.default.removeItem(atPath: cluster.folder.path + "/Bundle/docs/n.txt")
+            // Past the 300 ms TTL (the age is checked below): the time is what is tested.
             try await Task.sleep(for: .milliseconds(400))
             let fallback = try #require(try await perform(client, Request(path: "docs/n.txt", policy: .networkFirst)).success)
             #expect(fallback.source == "cache")
@@ -154,6 +170,7 @@ struct CacheTests {
             _ = try await perform(client, Request(path: "docs/r.txt"))
             try await cluster.waitForWriteBacks(1)
             try cluster.rewrite("docs/r.txt", "new")
+            // Past the 500 ms TTL: the time is what is tested, and a longer wait only makes it truer.
             try await Task.sleep(for: .milliseconds(600))
             let bundleBefore = try await cluster.status().workers("bundle").first?.forwarded ?? -1
 

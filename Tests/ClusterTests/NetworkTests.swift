@@ -152,8 +152,9 @@ struct NetworkTests {
             let echoed = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
             #expect(echoed["method"] as? String == "POST")
             #expect(echoed["body"] as? String == "hello")
-            try await Task.sleep(for: .milliseconds(200))
+            try await cluster.waitForBackgroundWork()
             #expect(try await cluster.status().writeBacks == 0)
+            #expect(try await cluster.status().typed.writeBackFailures == 0)
         }
     }
 
@@ -206,6 +207,8 @@ struct NetworkTests {
                     let network = try #require(error.attempts.first { $0.provider == "network" })
                     #expect(network.code == "workerLost")
                     #expect(network.message?.contains("not retried") == true)
+                    // A fixed wait remains: it proves a second POST does NOT reach the origin,
+                    // and no event follows a send that was rightly never made.
                     try await Task.sleep(for: .milliseconds(300))
                     #expect(hits(try await originStats(client), "/slow") == before + 1)
                 }
