@@ -264,10 +264,10 @@ struct ConnectionLimitTests {
     @Test("A connection past the handshake cap pushes out the longest-waiting one at once; a silent one is closed after helloTimeout")
     func handshakeCapAndHelloTimeout() async throws {
         try await TestCluster.with(fakeWorkerCluster(limits: ["handshakes: 2", "helloTimeout: 10s"])) { cluster in
+            // No wait between the connections: a Unix socket's backlog is a queue, so the
+            // coordinator takes them in, and numbers their handshakes, in the order they came.
             let oldest = try RawSocket(path: cluster.clientPath)
-            try await Task.sleep(for: .milliseconds(200))
             let silent = [try RawSocket(path: cluster.clientPath)]
-            try await Task.sleep(for: .milliseconds(300))
             let newest = try RawSocket(path: cluster.clientPath)
             let start = ContinuousClock.now
             #expect(try await offPool { try oldest.isClosedByPeer() })
@@ -324,8 +324,15 @@ struct ConnectionLimitTests {
             let busy = try await cluster.connect()
             let answer = start(busy, Request(path: "docs/slow", deadline: .seconds(20)))
             let request = try await worker.nextRequest()
+            // A second silent client, greeted after the busy one sent its request: once it is
+            // closed as idle, the busy one has been silent longer still, and was spared.
+            let later = try RawSocket(path: cluster.clientPath)
+            guard case .welcome? = try await offPool({ try later.greet() }) else {
+                Issue.record("no welcome")
+                return
+            }
             #expect(try await offPool { try idle.isClosedByPeer() })
-            try await Task.sleep(for: .milliseconds(4000))
+            #expect(try await offPool { try later.isClosedByPeer() })
             worker.respond(request.id, "late but welcome")
             #expect(text(await answer.value) == "late but welcome")
             await busy.close()
