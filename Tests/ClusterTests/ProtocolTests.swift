@@ -124,9 +124,11 @@ struct ProtocolConformanceTests {
                 Issue.record("the stray worker got no welcome")
                 return
             }
-            // Its connection ends: the coordinator removes it from its pool.
+            // Its connection ends: the coordinator removes it from its pool (and says so).
             shutdown(stray.fd, Int32(SHUT_RDWR))
-            try await Task.sleep(for: .milliseconds(200))
+            try await eventually("the stray worker's end to be logged") {
+                cluster.up.stderr.text.contains("worker stray#1 (pid 1) disconnected")
+            }
             let client = try await cluster.connect()
             #expect(try await perform(client, Request(path: "docs/hello.txt")).success?.status == 200)
             await client.close()

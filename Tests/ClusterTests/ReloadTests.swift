@@ -24,7 +24,7 @@ struct ReloadTests {
 
             // A read that takes 1.5 s is in flight across the reload.
             let slow = Task { try await perform(client, Request(path: "docs/hello.txt")) }
-            try await Task.sleep(for: .milliseconds(200))
+            try await eventually("the slow read to reach the bundle") { try await cluster.status().inFlight == 1 }
 
             let original = try String(contentsOfFile: cluster.configPath, encoding: .utf8)
             let reloaded = original

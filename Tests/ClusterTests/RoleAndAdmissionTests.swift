@@ -85,7 +85,10 @@ struct RoleAndAdmissionTests {
             // Twelve strangers from one address, and four from another, all silent.
             var strangers: [RawSocket] = []
             for index in 0..<16 { strangers.append(try RawSocket(tcpPort: port, from: index < 12 ? "127.0.0.1" : "127.0.0.3")) }
-            try await Task.sleep(for: .milliseconds(200))
+            // All sixteen taken in: eight slots, so eight pushed out.
+            try await eventually("the strangers to fill the handshake slots") {
+                try await cluster.status().counter("connectionsRefused") ?? 0 >= 8
+            }
             for source in ["127.0.0.1", "127.0.0.2"] {
                 let newcomer = try RawSocket(tcpPort: port, from: source)
                 let answer = try await offPool { try newcomer.greet() }

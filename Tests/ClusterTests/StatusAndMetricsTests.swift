@@ -108,11 +108,18 @@ struct StatusAndMetricsTests {
     func statusWatch() async throws {
         try await TestCluster.with(ClusterOptions()) { cluster in
             let watching = try Spawned(Executables.monarch, ["status", "--watch", "--address", "\(cluster.clientAddress)"])
-            try await Task.sleep(for: .milliseconds(2500))
+            func frames() -> Int {
+                watching.stdout.text.components(separatedBy: "\u{1B}[H\u{1B}[2J").filter { $0.contains("POOL") }.count
+            }
+            try await eventually("the first frame") { frames() >= 1 }
+            let first = ContinuousClock.now
+            try await eventually("a second frame") { frames() >= 2 }
+            let period = ContinuousClock.now - first
+            #expect(period > .milliseconds(200) && period < .seconds(5), "redrawn after \(period), not about a second")
+            #expect(watching.isRunning, "it redraws until interrupted")
             watching.signal(SIGINT)
             _ = try await watching.waitForExit(timeout: 10)
-            let frames = watching.stdout.text.components(separatedBy: "\u{1B}[H\u{1B}[2J").filter { $0.contains("POOL") }
-            #expect(frames.count >= 2, "\(frames.count) frames")
+            #expect(frames() >= 2, "\(frames()) frames")
         }
     }
 
