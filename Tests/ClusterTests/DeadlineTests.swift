@@ -119,7 +119,9 @@ struct DeadlineTests {
             }
             #expect(failure.id == 1)
             #expect(failure.error.code == "cancelled")
-            // Without a cancel the worker would hold the request for 20 s.
+            // Without a cancel the worker would hold the request for 20 s. A fixed wait remains:
+            // it gives a trip that wrongly goes on after the answer the time to reach the worker,
+            // and no event follows a forward that was rightly never made.
             try await Task.sleep(for: .milliseconds(500))
             try await eventually("the worker to be told to stop", timeout: 5) {
                 let status = try await cluster.status()
@@ -139,6 +141,7 @@ struct DeadlineTests {
             let forwarded = try await first.nextRequest()
             #expect((forwarded.deadlineMs ?? 0) > 9_000)
             let second = try await FakeWorker(at: workerPath, name: "second")
+            // The fixed wait is what is tested: 1.5 s of the 10 s pass before the retry.
             try await Task.sleep(for: .milliseconds(1500))
             // The first worker goes away without answering: the request moves to the second.
             first.disconnect()

@@ -28,6 +28,7 @@ import Testing
             executable: "/bin/sh", arguments: ["-c", "cat; echo read-to-end >&2"],
             standardInput: .pipe, standardOutput: .collect, standardError: .standardOutput
         )
+        // A fixed wait remains: it proves cat does NOT end before its input does.
         try await Task.sleep(for: .milliseconds(50))
         #expect(child.isRunning, "cat waits for its input")
         child.closeStandardInput()
