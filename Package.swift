@@ -57,6 +57,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // Debian's libhttp-parser (nodejs/http-parser 2.9, built strict): HTTP/1.x requests.
+        .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+
+        // HTTP/1.1 for the coordinator's front door: requests read strictly (the C parser
+        // behind a check that refuses every smuggling form) and response heads. No I/O.
+        .target(name: "MonarchHTTP", dependencies: ["CHTTPParser"]),
 
         // The byte level of the wire protocol: frames (length-prefixed payloads) and socket
         // addresses. Pure Swift, no I/O; the libuv layer and the message codec both build on it.
@@ -217,6 +223,7 @@ let package = Package(
         ),
 
         .testTarget(name: "MonarchWireTests", dependencies: ["MonarchWire"]),
+        .testTarget(name: "MonarchHTTPTests", dependencies: ["MonarchHTTP"]),
         .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire"]),
         .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
         .testTarget(name: "MonarchQueryTests", dependencies: ["Monarch", "MonarchQuery", "MonarchWire"]),

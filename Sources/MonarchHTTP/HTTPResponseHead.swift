@@ -1,0 +1,75 @@
+/// The head of an HTTP/1.1 response, written as bytes: the status line and the header lines.
+///
+/// Header names and values that could split the response (a CR, LF or NUL in them, a name
+/// that is not a token) are left out, so an upstream's header can never inject another.
+public struct HTTPResponseHead: Sendable, Equatable {
+    /// The status code, 100 to 599.
+    public var status: Int
+    /// The header lines, in order.
+    public var headers: [HTTPHeader]
+
+    /// A head with `status` and `headers`.
+    public init(status: Int, headers: [HTTPHeader] = []) {
+        self.status = status
+        self.headers = headers
+    }
+
+    /// The status line, the header lines that are safe to send, and the empty line.
+    public var bytes: [UInt8] {
+        var out = Array("HTTP/1.1 \(status) \(Self.reason(for: status))\r\n".utf8)
+        for header in headers where Self.isSafe(header) {
+            out.append(contentsOf: header.name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: header.value.utf8)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        out.append(contentsOf: "\r\n".utf8)
+        return out
+    }
+
+    /// Whether `header` can be written without splitting the response.
+    static func isSafe(_ header: HTTPHeader) -> Bool {
+        !header.name.isEmpty && header.name.utf8.allSatisfy(HTTPHeadCheck.isTokenByte)
+            && header.value.utf8.allSatisfy(HTTPHeadCheck.isFieldValueByte)
+    }
+
+    /// The reason phrase of `status` (RFC 9110's), or an empty one for a status it does not name.
+    public static func reason(for status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 203: "Non-Authoritative Information"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 410: "Gone"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: ""
+        }
+    }
+}
