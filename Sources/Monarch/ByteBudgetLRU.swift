@@ -13,45 +13,54 @@ public struct ByteBudgetLRU<Value> {
     /// The bytes the values may cost together.
     public let budgetBytes: Int
     /// What the values kept now cost together; never above ``budgetBytes``.
-    public private(set) var usedBytes = 0
+    @inlinable public var usedBytes: Int { used }
     /// How many values were evicted to make room since the set was created.
-    public private(set) var evictions = 0
+    @inlinable public var evictions: Int { evicted }
 
-    fileprivate struct Slot {
-        var key: String
-        var value: Value?
-        var cost: Int
+    // Inlinable, so that callers in other modules get the set specialised for their values
+    // (no generic metadata nor whole-slot copies on each use).
+    @usableFromInline var used = 0
+    @usableFromInline var evicted = 0
+
+    @usableFromInline struct Slot {
+        @usableFromInline var key: String
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
         /// Towards the most recently used end; -1 at the head.
-        var newer: Int
+        @usableFromInline var newer: Int
         /// Towards the least recently used end; -1 at the tail.
-        var older: Int
+        @usableFromInline var older: Int
+
+        @inlinable init(key: String, value: Value?, cost: Int, newer: Int, older: Int) {
+            (self.key, self.value, self.cost, self.newer, self.older) = (key, value, cost, newer, older)
+        }
     }
 
-    private var slots: [Slot] = []
-    private var freeSlots: [Int] = []
-    private var slotOfKey: [ByteExactKey: Int] = [:]
+    @usableFromInline var slots: [Slot] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var slotOfKey: [ByteExactKey: Int] = [:]
     /// The most recently used slot, or -1.
-    private var newest = -1
+    @usableFromInline var newest = -1
     /// The least recently used slot, or -1.
-    private var oldest = -1
+    @usableFromInline var oldest = -1
 
     /// An empty set holding at most `budgetBytes` of values (negative counts as zero).
-    public init(budgetBytes: Int) {
+    @inlinable public init(budgetBytes: Int) {
         self.budgetBytes = max(0, budgetBytes)
     }
 
     /// How many values are kept.
-    public var count: Int { slotOfKey.count }
+    @inlinable public var count: Int { slotOfKey.count }
 
     /// The value under `key`, which becomes the most recently used; nil when not kept.
-    public mutating func get(_ key: String) -> Value? {
+    @inlinable public mutating func get(_ key: String) -> Value? {
         guard let slot = slotOfKey[ByteExactKey(key)] else { return nil }
         moveToNewest(slot)
         return slots[slot].value
     }
 
     /// The value under `key`, leaving the order of use alone; nil when not kept.
-    public func peek(_ key: String) -> Value? {
+    @inlinable public func peek(_ key: String) -> Value? {
         slotOfKey[ByteExactKey(key)].flatMap { slots[$0].value }
     }
 
@@ -61,13 +70,13 @@ public struct ByteBudgetLRU<Value> {
     ///
     /// - Returns: whether the value is kept: false when it alone costs more than the budget
     ///   (any older value under `key` is then dropped too).
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func put(_ key: String, _ value: Value, cost: Int) -> Bool {
         remove(key)
         guard cost <= budgetBytes else { return false }
-        while usedBytes + cost > budgetBytes, oldest >= 0 {
+        while used + cost > budgetBytes, oldest >= 0 {
             remove(slots[oldest].key)
-            evictions += 1
+            evicted += 1
         }
         let slot: Int
         let fresh = Slot(key: key, value: value, cost: cost, newer: -1, older: newest)
@@ -82,19 +91,19 @@ public struct ByteBudgetLRU<Value> {
         newest = slot
         if oldest < 0 { oldest = slot }
         slotOfKey[ByteExactKey(key)] = slot
-        usedBytes += cost
+        used += cost
         return true
     }
 
     /// Drops the value under `key`.
     ///
     /// - Returns: the value dropped, or nil when none was kept.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func remove(_ key: String) -> Value? {
         guard let slot = slotOfKey.removeValue(forKey: ByteExactKey(key)) else { return nil }
         unlink(slot)
         let value = slots[slot].value
-        usedBytes -= slots[slot].cost
+        used -= slots[slot].cost
         slots[slot] = Slot(key: "", value: nil, cost: 0, newer: -1, older: -1)
         freeSlots.append(slot)
         return value
@@ -104,7 +113,7 @@ public struct ByteBudgetLRU<Value> {
     /// as SQLite compares keys, not by canonical equivalence).
     ///
     /// - Returns: the keys dropped.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeAll(withPrefix prefix: String) -> [String] {
         let keys = slotOfKey.keys.filter { $0.hasBytePrefix(prefix) }.map(\.string)
         for key in keys { remove(key) }
@@ -114,7 +123,7 @@ public struct ByteBudgetLRU<Value> {
     /// Drops every value for which `shouldRemove` is true.
     ///
     /// - Returns: the keys dropped.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeAll(where shouldRemove: (String, Value) -> Bool) -> [String] {
         let keys = slotOfKey.compactMap { key, slot in
             slots[slot].value.map { shouldRemove(key.string, $0) } == true ? key.string : nil
@@ -124,7 +133,7 @@ public struct ByteBudgetLRU<Value> {
     }
 
     /// The keys kept, most recently used first.
-    public var keysByRecency: [String] {
+    @inlinable public var keysByRecency: [String] {
         var keys: [String] = []
         keys.reserveCapacity(count)
         var slot = newest
@@ -135,7 +144,7 @@ public struct ByteBudgetLRU<Value> {
         return keys
     }
 
-    private mutating func moveToNewest(_ slot: Int) {
+    @inlinable mutating func moveToNewest(_ slot: Int) {
         guard slot != newest else { return }
         unlink(slot)
         slots[slot].older = newest
@@ -145,7 +154,7 @@ public struct ByteBudgetLRU<Value> {
         if oldest < 0 { oldest = slot }
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable mutating func unlink(_ slot: Int) {
         let (newer, older) = (slots[slot].newer, slots[slot].older)
         if newer >= 0 { slots[newer].older = older } else { newest = older }
         if older >= 0 { slots[older].newer = newer } else { oldest = newer }

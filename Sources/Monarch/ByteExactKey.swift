@@ -7,23 +7,23 @@ public struct ByteExactKey: Hashable, Sendable {
     public let string: String
 
     /// The key `string`.
-    public init(_ string: String) {
+    @inlinable public init(_ string: String) {
         self.string = string
     }
 
     /// Whether the two keys hold the same UTF-8 bytes.
-    public static func == (left: ByteExactKey, right: ByteExactKey) -> Bool {
+    @inlinable public static func == (left: ByteExactKey, right: ByteExactKey) -> Bool {
         left.string.utf8.elementsEqual(right.string.utf8)
     }
 
     /// Hashes the key's UTF-8 bytes.
-    public func hash(into hasher: inout Hasher) {
+    @inlinable public func hash(into hasher: inout Hasher) {
         var string = self.string
         string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Whether the key starts with the bytes of `prefix`.
-    public func hasBytePrefix(_ prefix: String) -> Bool {
+    @inlinable public func hasBytePrefix(_ prefix: String) -> Bool {
         string.utf8.starts(with: prefix.utf8)
     }
 }
