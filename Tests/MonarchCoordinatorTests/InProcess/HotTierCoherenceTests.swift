@@ -66,17 +66,14 @@ struct HotTierCoherenceTests {
 
     @Test("A held hit is answered without asking the cache worker, as the worker answers it, with its age now")
     func hotHitSkipsTheCacheWorker() async throws {
-        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
-            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
-            let client = try await cluster.client()
-            try await Self.fill(cluster, client, cache, "cached")
+        try await Self.withOldHotEntry { cluster, client, cache, _ in
             try await Task.sleep(for: .milliseconds(20))
             try await client.send(RequestMessage(id: 2, path: Self.path))
             guard case .response(let response) = try await client.answer(2) else {
                 Issue.record("no response")
                 return
             }
-            #expect(response.body.map { String(decoding: $0, as: UTF8.self) } == "cached")
+            #expect(response.body.map { String(decoding: $0, as: UTF8.self) } == "old")
             #expect(response.source == "cache" && response.ttlMs == 60_000 && response.stale == nil)
             #expect((response.ageMs ?? 0) >= 25, "its age counts on from the worker's 5 ms")
             #expect(response.headers?["surrogate-key"] == "t1")
@@ -167,10 +164,7 @@ struct HotTierCoherenceTests {
 
     @Test("After an invalidation is acknowledged, no read returns the old body, even one whose read raced it")
     func burstOfReadsRacingAnInvalidation() async throws {
-        try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
-            let cache = try await cluster.worker(kind: "cache", name: "cache-a")
-            let client = try await cluster.client()
-            try await Self.fill(cluster, client, cache, "old")
+        try await Self.withOldHotEntry { cluster, client, cache, _ in
             try await client.send(.invalidate(InvalidateMessage(id: 100, target: .key(Self.key))))
             guard case .invalidate(let invalidation) = try await cache.nextOther() else {
                 Issue.record("the cache worker was not told")
