@@ -4,14 +4,14 @@ extension CachePool {
     /// Asks the worker owning the request's key, and hands what it answers to the hot tier
     /// (``HotTier/keep(_:for:ticket:askedAtMs:)``) under a ticket taken before the question, so
     /// that an answer raced by a change is not kept. Only on a trip running on the loop (every
-    /// trip of the coordinator); elsewhere it only asks.
-    func performKeepingHot(_ request: Request) async -> ProviderOutcome {
+    /// trip of the coordinator); elsewhere it only asks. Asked on behalf of `trip`.
+    func performKeepingHot(_ request: Request, on trip: WorkerPool.Trip?) async -> ProviderOutcome {
         guard let hotTier, pool.runsInTaskPreferringLoop, hotTier.value.isOn, request.method == "GET" else {
-            return await pool.perform(request)
+            return await pool.perform(request, on: trip)
         }
         let ticket = hotTier.value.beginRead()
         let askedAtMs = WallClock.system.nowMs
-        let outcome = await pool.perform(request)
+        let outcome = await pool.perform(request, on: trip)
         // Only what the worker answers as its own entry (source `cache`), as it answers it.
         if case .response(var response) = outcome, response.source ?? name == name {
             response.source = name

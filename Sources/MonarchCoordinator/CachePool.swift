@@ -45,7 +45,7 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
         tagLimits: Configuration.Limits = Configuration.Limits(), hotTier: LoopBound<HotTier>? = nil
     ) {
         self.hotTier = hotTier
-        self.pool = WorkerPool(kind: kind, loop: loop, placement: .byCacheKey)
+        self.pool = WorkerPool(kind: kind, role: .cache, loop: loop)
         self.state = LoopBound(State(), loop: loop)
         self.tagLimits = tagLimits
         self.logger = logger
@@ -74,27 +74,36 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
         set { state.value.onStored = newValue }
     }
 
-    /// The kinds whose workers keep responses, and so form cache pools.
-    static let kinds: Set<String> = ["cache"]
-
-    /// Answers from the worker owning the key, noting on the trip when a cache had an entry
-    /// (its write-back is then a refresh, not a new entry); the hot tier keeps what it may of
-    /// the answer.
+    /// Answers from the worker owning the key, outside any trip (see ``perform(_:on:)``).
     func perform(_ request: Request) async -> ProviderOutcome {
-        let outcome = await performKeepingHot(request)
-        if case .response = outcome { WorkerPool.trip?.notes.noteCachedEntry() }
+        await perform(request, on: nil)
+    }
+
+    /// Answers from the worker owning the key on behalf of `trip`, noting on the trip when a
+    /// cache had an entry (its write-back is then a refresh, not a new entry); the hot tier
+    /// keeps what it may of the answer.
+    func perform(_ request: Request, on trip: WorkerPool.Trip?) async -> ProviderOutcome {
+        let outcome = await performKeepingHot(request, on: trip)
+        if case .response = outcome { trip?.notes.noteCachedEntry() }
         return outcome
+    }
+
+    /// Hands `response` to the worker owning the request's key, outside any trip (see
+    /// ``store(_:for:on:)``).
+    func store(_ response: Response, for request: Request) async {
+        await store(response, for: request, on: nil)
     }
 
     /// Hands `response` to the worker owning the request's key, fresh for the response's TTL
     /// (the upstream's) or else the route's, at most the TTL the requester asked for, and
     /// tagged with the upstream's tags (``EntryTags``), as the variant of the key that the
     /// request's values of the varied headers pick (``SharingRules/storedVariant(of:for:)``).
-    /// Failures are logged: write-back never fails a request.
-    func store(_ response: Response, for request: Request) async {
+    /// The write-back of `trip` is dropped when an invalidation of its key came after the trip
+    /// started. Failures are logged: write-back never fails a request.
+    func store(_ response: Response, for request: Request, on trip: WorkerPool.Trip?) async {
         guard let key = request.route.cacheKey else { return }
-        let tripStart = WorkerPool.trip?.start
-        let notes = WorkerPool.trip?.notes
+        let tripStart = trip?.start
+        let notes = trip?.notes
         let refreshed = notes?.hadCachedEntry ?? false
         let tags = EntryTags.tags(of: response, within: tagLimits)
         // Until it ends, identical reads get the trip's answer (``HeldAnswers``).

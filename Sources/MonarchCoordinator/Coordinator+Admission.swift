@@ -232,7 +232,7 @@ extension Coordinator {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
-        let pool = pools[kind] ?? WorkerPool(kind: kind, loop: loop)
+        let pool = pools[kind] ?? WorkerPool(kind: kind, role: PoolRole(workerKind: kind), loop: loop)
         if pools[kind] == nil { logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers") }
         workerCount[kind, default: 0] += 1
         // A worker is known by its name, which it keeps across restarts (no two connected
@@ -247,7 +247,10 @@ extension Coordinator {
             pool.remove(worker)
             onWorkerLost?(info)
         }
-        worker.onSharedChange = { [unowned self, unowned worker] change in noteSharedChange(change, from: worker) }
+        // Only workers that keep responses have a shared store whose changes they pass on.
+        if pool.role == .cache {
+            worker.onSharedChange = { [unowned self, unowned worker] change in noteSharedChange(change, from: worker) }
+        }
         pool.add(worker)
         try? connection.send(.welcome(Welcome(
             maxFrameBytes: limits.maxFrameBytes, workerId: id, heartbeatMs: Int(limits.heartbeat.wholeMilliseconds),

@@ -11,7 +11,7 @@ extension Coordinator {
     /// workers' memory grace (`workers.cache.memoryGrace`, 5 s by default).
     static func makeHotTier(configuration: Configuration, loop: EventLoop) -> LoopBound<HotTier>? {
         guard configuration.limits.hotTierBytes > 0,
-            configuration.domains.contains(where: { $0.providers.contains(where: CachePool.kinds.contains) })
+            configuration.domains.contains(where: { $0.providers.contains { PoolRole(workerKind: $0) == .cache } })
         else { return nil }
         var holdMs: Int64?
         for pool in configuration.workers {
@@ -39,7 +39,7 @@ extension Coordinator {
         else { return false }
         statistics.record(
             domain: plan.domain, source: hit.prepared.message.source, status: hit.prepared.message.status,
-            failureCode: nil, latency: .now - arrived, hasCache: true, hot: true)
+            failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)
         done(.prepared(hit.prepared, id: id, ageMs: hit.ageMs))
         return true
     }

@@ -136,7 +136,7 @@ public final class Coordinator: Sendable {
         var cachePools: [String: CachePool] = [:]
         for kind in configuration.domains.flatMap(\.providers) + configuration.workers.map(\.kind)
         where pools[kind] == nil {
-            if CachePool.kinds.contains(kind) {
+            if PoolRole(workerKind: kind) == .cache {
                 let cache = Self.makeCachePool(
                     kind: kind, configuration: configuration, loop: loop, logger: logger, hotTier: hotTier)
                 cachePools[kind] = cache
@@ -353,7 +353,7 @@ public final class Coordinator: Sendable {
     ) -> Int? {
         loop.preconditionInEventLoop()
         func refuse(_ error: ChainError) -> Int? {
-            answering(message.id, arrived: arrived, domain: "none", hasCache: false, done: done)(.failure(error), nil)
+            answering(message.id, arrived: arrived, domain: "none", providers: [], done: done)(.failure(error), nil)
             return nil
         }
         guard !draining else { return refuse(ChainError(.shuttingDown, "the coordinator is shutting down")) }
@@ -363,8 +363,7 @@ public final class Coordinator: Sendable {
         } catch {
             return refuse(error)
         }
-        let finish = answering(
-            message.id, arrived: arrived, domain: plan.domain, hasCache: plan.providers.contains { $0 is CachePool }, done: done)
+        let finish = answering(message.id, arrived: arrived, domain: plan.domain, providers: plan.providers, done: done)
         // The time it waited for its turn on the client's connection counts.
         let waited = ContinuousClock.now - arrived
         guard waited < plan.deadline else {
@@ -380,17 +379,20 @@ public final class Coordinator: Sendable {
     }
 
     /// What hands request `id`'s result (with its response `prepared` for a shared trip) to
-    /// `done`, counted in ``statistics``.
+    /// `done`, counted in ``statistics``: a response is a cache hit when one of the cache pools
+    /// among `providers` answered it.
     private func answering(
-        _ id: MessageID, arrived: ContinuousClock.Instant, domain: String, hasCache: Bool,
+        _ id: MessageID, arrived: ContinuousClock.Instant, domain: String, providers: [any RequestProvider],
         done: @escaping @Sendable (ClientAnswer) -> Void
     ) -> @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void {
-        { [unowned self] result, prepared in
+        let hasCache = providers.contains { $0 is CachePool }
+        return { [unowned self] result, prepared in
             switch result {
             case .success(let response):
+                let hit = hasCache && providers.contains { $0 is CachePool && $0.name == response.source }
                 statistics.record(
                     domain: domain, source: response.source, status: response.status, failureCode: nil,
-                    latency: .now - arrived, hasCache: hasCache)
+                    latency: .now - arrived, cacheHit: hasCache ? hit : nil)
                 if let prepared {
                     done(.prepared(prepared, id: id, ageMs: nil))
                 } else {
@@ -399,7 +401,7 @@ public final class Coordinator: Sendable {
             case .failure(let error):
                 statistics.record(
                     domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: .now - arrived,
-                    hasCache: hasCache)
+                    cacheHit: hasCache ? false : nil)
                 done(.message(failure(id, error)))
             }
         }

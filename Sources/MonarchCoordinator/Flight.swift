@@ -300,19 +300,19 @@ actor FlightTable {
     }
 
     /// The trip itself: `request` down `providers` as `trip` (within its budget, on behalf of
-    /// its client, whose share of the workers the trip uses).
+    /// its client, whose share of the workers the trip uses): each pool is handed the trip
+    /// (``TripPool/onTrip(_:)``), its write-backs and refreshes included.
     private static func fly(
         _ request: Request, along providers: [any RequestProvider], work: ChainWork, trip: WorkerPool.Trip,
         attempts: AttemptLog
     ) async -> Result<Response, ChainError> {
-        await WorkerPool.$trip.withValue(trip) {
-            do throws(ChainError) {
-                return .success(try await ProviderChain.perform(
-                    request, along: providers, refreshes: work.refreshes, background: work.background
-                ) { attempts.append($0) })
-            } catch {
-                return .failure(error)
-            }
+        let legs = providers.map { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }
+        do throws(ChainError) {
+            return .success(try await ProviderChain.perform(
+                request, along: legs, refreshes: work.refreshes, background: work.background
+            ) { attempts.append($0) })
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -381,11 +381,11 @@ actor FlightTable {
     private func hold(_ response: Response, prepared: PreparedResponse?, of flight: Flight) {
         let request = flight.request
         guard let key = flight.key, let cacheKey = request.route.cacheKey, request.policy != .noCache,
-            request.isShareable, response.mayBeShared, response.mayBeStored,
-            !CachePool.kinds.contains(response.source ?? "")
+            request.isShareable, response.mayBeShared, response.mayBeStored
         else { return }
         let pools = flight.providers.compactMap { $0 as? CachePool }
-        guard !pools.isEmpty else { return }
+        // Not an answer a cache gave: that one is kept already.
+        guard !pools.isEmpty, !pools.contains(where: { $0.name == response.source }) else { return }
         var hold = HeldAnswers.longestHold
         if let ttl = response.ttl ?? request.route.ttl { hold = min(hold, ttl) }
         for pool in pools { hold = min(hold, pool.invalidationMemory) }

@@ -43,17 +43,17 @@ struct RequestStatistics {
     }
 
     /// Records an answer of `domain` after `latency`: a response from `source` with `status`,
-    /// or a failure with `failureCode`. `hasCache`: whether the domain's chain has a cache (so
-    /// that any other answer is a cache miss); `hot`: the hot tier answered it (a cache hit
-    /// counted apart from the cache workers').
+    /// or a failure with `failureCode`. `cacheHit`: whether a cache of the domain's chain
+    /// answered it; nil when the chain has no cache (a miss is counted only where there is one);
+    /// `hot`: the hot tier answered it (a cache hit counted apart from the cache workers').
     mutating func record(
-        domain: String, source: String?, status: Int?, failureCode: String?, latency: Duration, hasCache: Bool,
+        domain: String, source: String?, status: Int?, failureCode: String?, latency: Duration, cacheHit: Bool?,
         hot: Bool = false, now: ContinuousClock.Instant = .now
     ) {
-        let hit = source.map(CachePool.kinds.contains) ?? false
+        let hit = cacheHit ?? false
         answers[AnswerKey(domain: domain, source: source ?? "none", status: status), default: 0] += 1
         if let failureCode { failures[FailurePair(domain: domain, code: failureCode), default: 0] += 1 }
-        if hasCache {
+        if cacheHit != nil {
             if hit { cacheHits[domain, default: 0] += 1 } else { cacheMisses[domain, default: 0] += 1 }
         }
         if hot { hotHits[domain, default: 0] += 1 }

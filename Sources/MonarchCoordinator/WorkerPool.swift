@@ -19,7 +19,8 @@ final class WorkerPool: RequestProvider, Sendable {
         case byCacheKey
     }
 
-    /// The trip down the chain a request belongs to: set for the trip's task.
+    /// The trip down the chain a request belongs to, handed to the pools of its chain
+    /// (``TripPool/onTrip(_:)``).
     struct Trip: Sendable {
         /// When the trip started: write-backs of a trip that started before an invalidation of
         /// their key are dropped.
@@ -32,9 +33,6 @@ final class WorkerPool: RequestProvider, Sendable {
         /// What the trip met on its way, for the write-back's `changed` events.
         var notes = TripNotes()
     }
-
-    /// The trip of the running task.
-    @TaskLocal static var trip: Trip?
 
     /// What a request waiting for a worker is handed.
     private enum Grant {
@@ -75,15 +73,18 @@ final class WorkerPool: RequestProvider, Sendable {
 
     /// The workers' kind, which is also the provider's name.
     let kind: String
+    /// What the workers are to the coordinator: a cache pool's workers keep responses.
+    let role: PoolRole
     let loop: EventLoop
-    /// How a request finds its worker.
+    /// How a request finds its worker: by its cache key in a cache pool, else the least loaded.
     let placement: Placement
     private let state: LoopBound<State>
 
-    init(kind: String, loop: EventLoop, placement: Placement = .leastLoaded) {
+    init(kind: String, role: PoolRole = .provider, loop: EventLoop) {
         self.kind = kind
+        self.role = role
         self.loop = loop
-        self.placement = placement
+        self.placement = role == .cache ? .byCacheKey : .leastLoaded
         self.state = LoopBound(State(), loop: loop)
     }
 
@@ -165,11 +166,18 @@ final class WorkerPool: RequestProvider, Sendable {
         }
     }
 
+    /// Answers `request` outside any trip: its budget is its own deadline, and it takes the
+    /// turns of client 0.
     func perform(_ request: Request) async -> ProviderOutcome {
+        await perform(request, on: nil)
+    }
+
+    /// Answers `request` on behalf of `trip` (within its budget, taking its client's turns).
+    func perform(_ request: Request, on trip: Trip?) async -> ProviderOutcome {
         // A trip's task prefers the loop already: asking for it again would add a preference
         // record to the task, and a hop at every step of the trip.
-        if runsInTaskPreferringLoop { return await forward(request) }
-        return await withTaskExecutorPreference(loop) { await forward(request) }
+        if runsInTaskPreferringLoop { return await forward(request, on: trip) }
+        return await withTaskExecutorPreference(loop) { await forward(request, on: trip) }
     }
 
     /// Whether the running task prefers this pool's loop (so it runs there after any suspension).
@@ -177,9 +185,8 @@ final class WorkerPool: RequestProvider, Sendable {
         withUnsafeCurrentTask { $0?.unownedTaskExecutor == loop.asUnownedTaskExecutor() }
     }
 
-    private func forward(_ request: Request) async -> ProviderOutcome {
+    private func forward(_ request: Request, on trip: Trip?) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
-        let trip = Self.trip
         let budget = trip?.budget ?? TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
         let host = Self.upstreamHost(of: request)
         var request = request

@@ -129,8 +129,9 @@ final class WorkerSession: Sendable {
         get { state.value.onLost }
         set { state.value.onLost = newValue }
     }
-    /// Called with each change to the shared store another coordinator made, as the (cache)
-    /// worker forwarded it.
+    /// Called with each change to the shared store another coordinator made, as the worker
+    /// forwarded it; set only for a worker of a cache pool (``PoolRole/cache``): a worker
+    /// without it that sends one breaks the protocol.
     var onSharedChange: ((SharedChangeMessage) -> Void)? {
         get { state.value.onSharedChange }
         set { state.value.onSharedChange = newValue }
@@ -341,11 +342,11 @@ final class WorkerSession: Sendable {
             try? connection.send(.pong(PongMessage(id: ping.id)))
             return
         case .sharedChange(let change):
-            guard CachePool.kinds.contains(kind) else {
+            guard let onSharedChange else {
                 connection.fail(ProtocolError(.unexpectedMessage, "a \(kind) worker keeps no shared cache; only cache workers send sharedChange"))
                 return
             }
-            onSharedChange?(change)
+            onSharedChange(change)
             return
         case .error(let error):
             logger.error("worker \(id) reported a protocol error: \(error.code.rawValue): \(LogText.sanitized(error.message))")

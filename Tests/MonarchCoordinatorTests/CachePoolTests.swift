@@ -13,9 +13,21 @@ import Testing
     func request(_ key: String) -> Request { Request(path: "p", route: RouteContext(cacheKey: key)) }
 
     func store(_ pool: CachePool, _ key: String, tripStartedAt start: ContinuousClock.Instant) async {
-        await WorkerPool.$trip.withValue(WorkerPool.Trip(start: start, budget: nil, client: 0)) {
-            await pool.store(Response(), for: request(key))
-        }
+        await pool.store(Response(), for: request(key), on: WorkerPool.Trip(start: start, budget: nil, client: 0))
+    }
+
+    @Test("On a trip, a cache pool is asked and written back to with the trip; a plain pool only asked")
+    func poolsOnATrip() async throws {
+        let loop = try EventLoop(name: "cache-pool-test")
+        defer { _ = loop.shutdown() }
+        let cache = makePool(on: loop)
+        let network = WorkerPool(kind: "network", loop: loop)
+        let trip = WorkerPool.Trip(start: .now, budget: nil, client: 0)
+        #expect(cache.pool.role == .cache && network.role == .provider)
+        let cacheLeg = try #require(cache.onTrip(trip) as? CachePoolOnTrip)
+        #expect(cacheLeg.pool === cache && cacheLeg.name == "cache")
+        #expect(!(network.onTrip(trip) is any ResponseStoring))
+        #expect((network.onTrip(trip) as? PoolOnTrip)?.pool === network)
     }
 
     @Test("a write-back from a trip that started before an invalidation of its key is dropped")

@@ -7,10 +7,10 @@ struct RequestStatisticsTests {
     func answersByKind() {
         var statistics = RequestStatistics(metricsOn: false)
         for _ in 0..<2 {
-            statistics.record(domain: "docs", source: "cache", status: 200, failureCode: nil, latency: .milliseconds(1), hasCache: true)
+            statistics.record(domain: "docs", source: "cache", status: 200, failureCode: nil, latency: .milliseconds(1), cacheHit: true)
         }
-        statistics.record(domain: "docs", source: "network", status: 404, failureCode: nil, latency: .milliseconds(3), hasCache: true)
-        statistics.record(domain: "docs", source: nil, status: nil, failureCode: "exhausted", latency: .milliseconds(5), hasCache: true)
+        statistics.record(domain: "docs", source: "network", status: 404, failureCode: nil, latency: .milliseconds(3), cacheHit: false)
+        statistics.record(domain: "docs", source: nil, status: nil, failureCode: "exhausted", latency: .milliseconds(5), cacheHit: false)
         let labelled = Dictionary(uniqueKeysWithValues: statistics.answers.map { ("\($0.key.source) \($0.key.statusLabel)", $0.value) })
         #expect(labelled == ["cache 200": 2, "network 404": 1, "none failure": 1])
         #expect(statistics.cacheHits["docs"] == 2 && statistics.cacheMisses["docs"] == 2)
