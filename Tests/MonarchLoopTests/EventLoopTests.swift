@@ -146,9 +146,26 @@ actor LoopIsolatedCounter {
                     }
                 }
             }
-            // A stopped timer stays quiet.
-            try await Task.sleep(for: .milliseconds(20))
+            // A stopped timer stays quiet: another timer of the same period fires ten times on
+            // the loop meanwhile.
+            let marker = try await loop.submit { try LoopTimer(on: loop) }
+            let ticks = Mutex(0)
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                loop.execute {
+                    marker.start(afterMs: 1, repeatMs: 1) {
+                        let count = ticks.withLock { count in
+                            count += 1
+                            return count
+                        }
+                        if count == 10 {
+                            marker.stop()
+                            done.resume()
+                        }
+                    }
+                }
+            }
             #expect(fired.withLock { $0 } == 5)
+            await marker.closeAndWait()
             await timer.closeAndWait()
             #expect(timer.isClosed)
         }

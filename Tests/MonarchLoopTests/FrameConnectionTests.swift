@@ -345,7 +345,10 @@ import Testing
                 let writer = Task {
                     while true { try await client.send(payload: chunk) }
                 }
-                try await Task.sleep(for: .milliseconds(300))
+                // Once the stream is over its high watermark, the writer waits (or is about to).
+                try await eventually("the stream to cross its high watermark") {
+                    try await !loop.submit { client.connection.stream.isWritable }
+                }
                 writer.cancel()
                 await #expect(throws: CancellationError.self) { try await writer.value }
             }

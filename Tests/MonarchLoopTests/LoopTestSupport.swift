@@ -22,6 +22,22 @@ func withLoop<T>(_ body: (EventLoop) async throws -> T) async throws -> T {
     return result
 }
 
+/// A wait that ran out of time: the test fails instead of hanging.
+struct TimedOut: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Polls `condition` until it holds; throws ``TimedOut`` after `timeout` seconds.
+func eventually(_ what: String, timeout: Double = 20, _ condition: () async throws -> Bool) async throws {
+    let start = ContinuousClock.now
+    while try await !condition() {
+        guard ContinuousClock.now - start < .seconds(timeout) else {
+            throw TimedOut(description: "timed out after \(timeout) s waiting for \(what)")
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
 /// A fresh Unix socket path in the temporary directory.
 func temporarySocketPath() -> String {
     "/tmp/monarch-test-\(UUID().uuidString.prefix(12)).sock"
