@@ -296,9 +296,9 @@ struct RedisStoreTests {
             let settings = RedisSettings(timeoutMs: 300, maxPending: 4)
             let (cache, store) = try await redisProvider(fixture, redis, memoryBytes: 0, settings: settings)
             try await cache.store(textResponse("v"), under: "k")
-            // Redis sleeps 3 s: nothing it is sent is answered meanwhile.
-            async let sleeping = redis.cli("DEBUG", "SLEEP", "3")
-            try await Task.sleep(for: .milliseconds(200))
+            // Redis holds every command for 3 s from its OK: nothing it is sent is answered
+            // meanwhile. (Unlike DEBUG SLEEP, whose start nothing tells, the OK says when it began.)
+            #expect(try await redis.cli("CLIENT", "PAUSE", "3000", "ALL") == "OK")
             let outcomes = await withTaskGroup(of: ProviderOutcome.self) { group in
                 for _ in 0..<20 { group.addTask { await cache.perform(cacheRequest("k")) } }
                 var outcomes: [ProviderOutcome] = []
@@ -307,7 +307,6 @@ struct RedisStoreTests {
             }
             #expect(outcomes.allSatisfy { $0.isMiss })
             #expect(store.statusFigures["storeUnavailableReads"] == .integer(20))
-            _ = try await sleeping
             try await waitUntil(.seconds(30)) { store.statusFigures["storeState"] == .string("connected") }
             try await waitUntil(.seconds(30)) { store.statusFigures["storeSubscribed"] == .bool(true) }
             // The timeouts in a row backed Redis off (RedisSlowGuard): lookups hit again once a
