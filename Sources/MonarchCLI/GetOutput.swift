@@ -55,7 +55,7 @@ enum GetOutput {
         case .upstreamStatus, .decoding, .transport:
             detail = .init(code: "failed", message: "\(error)")
         case .notFound(let chain), .chainFailure(let chain), .timeout(let chain): detail = chain.detail
-        case .cancelled: detail = .init(code: "cancelled", message: "cancelled")
+        case .cancelled: detail = .init(code: .cancelled, message: "cancelled")
         }
         write(ErrorJSON(error: detail))
     }

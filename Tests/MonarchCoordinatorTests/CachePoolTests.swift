@@ -24,10 +24,11 @@ import Testing
         let network = WorkerPool(kind: "network", loop: loop)
         let trip = WorkerPool.Trip(start: .now, budget: nil, client: 0)
         #expect(cache.pool.role == .cache && network.role == .provider)
-        let cacheLeg = try #require(cache.onTrip(trip) as? CachePoolOnTrip)
+        let cacheLeg = try #require(cache.onTrip(trip) as? PoolOnTrip<CachePool>)
         #expect(cacheLeg.pool === cache && cacheLeg.name == "cache")
+        #expect(cache.onTrip(trip) is any ResponseStoring)
         #expect(!(network.onTrip(trip) is any ResponseStoring))
-        #expect((network.onTrip(trip) as? PoolOnTrip)?.pool === network)
+        #expect((network.onTrip(trip) as? PoolOnTrip<WorkerPool>)?.pool === network)
     }
 
     @Test("a write-back from a trip that started before an invalidation of its key is dropped")
