@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "MonarchCoordinator",
             dependencies: [
-                "Monarch", "MonarchRouter", "MonarchConfig", "MonarchLoop", "MonarchTransport", "MonarchWire", logging,
+                "Monarch", "MonarchRouter", "MonarchConfig", "MonarchHTTP", "MonarchLoop", "MonarchTransport", "MonarchWire", logging,
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -120,6 +120,27 @@ extension Configuration {
         /// than half of ``handshakes`` take part (the rest stays for other connections), nor more
         /// than ``workers`` leaves room for.
         public var workerStarts = 8
+        /// `httpRequestLine`: the longest HTTP request line (over it: 414).
+        public var httpRequestLineBytes = 8000
+        /// `httpHeaderBlock`: the most bytes of an HTTP request's header lines (over it: 431).
+        public var httpHeaderBlockBytes = 32 << 10
+        /// `httpHeaders`: the most header lines of an HTTP request (over it: 431).
+        public var httpHeaders = 100
+        /// `httpBody`: the largest HTTP request body (over it: 413).
+        public var httpBodyBytes = 1 << 20
+        /// `httpHeaderTimeout`: how long an HTTP request's head may take to arrive, from its
+        /// first byte (over it: 408 and the connection is closed).
+        public var httpHeaderTimeout: Duration = .seconds(10)
+        /// `httpKeepAlive`: how long an idle HTTP connection is kept open between requests.
+        public var httpKeepAlive: Duration = .seconds(75)
+        /// `httpRequests`: the requests one HTTP connection may make; the last is answered with
+        /// `Connection: close`.
+        public var httpRequests = 1000
+        /// `httpConnectionAge`: how long one HTTP connection may live; the next answer after it
+        /// closes it.
+        public var httpConnectionAge: Duration = .seconds(3600)
+        /// `httpConnections`: HTTP connections open at once; more are closed at once.
+        public var httpConnections = 1024
 
         /// The standard limits.
         public init() {}
@@ -136,6 +157,8 @@ extension Configuration {
         "routeCache", "heartbeat",
         "restarts", "restartWindow",
         "workerStarts",
+        "httpRequestLine", "httpHeaderBlock", "httpHeaders", "httpBody", "httpHeaderTimeout", "httpKeepAlive",
+        "httpRequests", "httpConnectionAge", "httpConnections",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -215,6 +238,15 @@ extension Configuration {
         try count("restarts", &limits.restarts)
         try duration("restartWindow", &limits.restartWindow)
         try count("workerStarts", &limits.workerStarts)
+        try size("httpRequestLine", &limits.httpRequestLineBytes, atLeast: 64, describing: "64 bytes")
+        try size("httpHeaderBlock", &limits.httpHeaderBlockBytes, atLeast: 1 << 10, describing: "1KB")
+        try count("httpHeaders", &limits.httpHeaders)
+        try size("httpBody", &limits.httpBodyBytes, atLeast: 0, describing: "0 bytes")
+        try duration("httpHeaderTimeout", &limits.httpHeaderTimeout)
+        try duration("httpKeepAlive", &limits.httpKeepAlive)
+        try count("httpRequests", &limits.httpRequests)
+        try duration("httpConnectionAge", &limits.httpConnectionAge)
+        try count("httpConnections", &limits.httpConnections)
         return limits
     }
 }

@@ -16,18 +16,22 @@ struct Listeners {
     let workers: Entry
     /// `listen.group`, if given.
     var group: String?
+    /// `listen.http`, in order.
+    var http: [Entry] = []
 
-    /// Clients first, then workers.
-    var all: [Entry] { clients + [workers] }
+    /// Clients first, then workers, then HTTP.
+    var all: [Entry] { clients + [workers] + http }
 }
 
 extension Configuration {
     /// Parses `listen`: `clients` (one address or a list of at least one) and `workers` (one
     /// address), all distinct, relative Unix paths resolved against the base directory; and
     /// `group`, a group name of the system (`[A-Za-z_][A-Za-z0-9_.-]*`; whether it exists is
-    /// checked when the sockets are made).
+    /// checked when the sockets are made); and `http`, the HTTP listeners (one address or a
+    /// list), on a loopback address or a Unix socket only (the front door has no
+    /// authentication yet).
     static func parseListen(_ node: ConfigNode, context: ParseContext) throws(ConfigError) -> Listeners {
-        let listen = try node.mapping(allowedKeys: ["clients", "workers", "group"])
+        let listen = try node.mapping(allowedKeys: ["clients", "workers", "group", "http"])
         let clientsNode = try listen.required("clients", describing: "an address or a list of addresses")
         let clientNodes: [ConfigNode]
         if case .sequence = clientsNode.node {
@@ -43,6 +47,17 @@ extension Configuration {
         for clientNode in clientNodes { clients.append(try entry(clientNode)) }
         let workers = try entry(listen.required("workers", describing: "an address such as unix:PATH or tcp:HOST:PORT"))
         var listeners = Listeners(clients: clients, workers: workers)
+        if let httpNode = listen.optional("http") {
+            let httpNodes = if case .sequence = httpNode.node { try httpNode.sequence() } else { [httpNode] }
+            for node in httpNodes {
+                let http = try entry(node)
+                guard isLocal(http.address) else {
+                    throw node.error("\(http.address) can be reached from other machines; the HTTP front door has no "
+                        + "authentication yet, so it listens on 127.0.0.1, ::1, localhost or a Unix socket only")
+                }
+                listeners.http.append(http)
+            }
+        }
         if let groupNode = listen.optional("group") {
             let group = try groupNode.string(expecting: "a group name")
             guard let first = group.first, first == "_" || (first.isASCII && first.isLetter),

@@ -125,7 +125,8 @@ extension Configuration {
         } ?? []
         return Configuration(
             listen: Listen(
-                clients: listeners.clients.map(\.address), workers: listeners.workers.address, group: listeners.group),
+                clients: listeners.clients.map(\.address), workers: listeners.workers.address, group: listeners.group,
+                http: listeners.http.map(\.address)),
             token: secrets.token, adminToken: secrets.adminToken, workerToken: secrets.workerToken,
             metricsToken: secrets.metricsToken, domains: domains, routes: routes, workers: workers, limits: limits, metrics: metrics
         )

@@ -17,12 +17,15 @@ public struct Configuration: Sendable, Equatable {
         /// `listen.group`: the group that may connect to the Unix sockets too (they are
         /// created `0660` and given to it); nil: only the coordinator's user (`0600`).
         public var group: String?
+        /// `listen.http`: the HTTP/1.1 listeners (the front door), in file order; none by default.
+        public var http: [SocketAddress]
 
         /// Creates the listener set as given.
-        public init(clients: [SocketAddress], workers: SocketAddress, group: String? = nil) {
+        public init(clients: [SocketAddress], workers: SocketAddress, group: String? = nil, http: [SocketAddress] = []) {
             self.clients = clients
             self.workers = workers
             self.group = group
+            self.http = http
         }
     }
 

@@ -7,6 +7,7 @@ import MonarchLoop
 import Metrics
 import MonarchWire
 import Prometheus
+import Synchronization
 
 /// A whole cluster in the foreground (`monarch up`): the coordinator, and the workers the
 /// configuration asks for as child processes.
@@ -31,6 +32,8 @@ public final class LocalCluster: Sendable {
     private let announce: @Sendable (String) -> Void
     private let reread: (@Sendable () throws -> Configuration)?
     private let notifier: ServiceNotifier
+    /// The HTTP listeners, once started (`listen.http`).
+    private let frontDoor = Mutex<HTTPFrontDoor?>(nil)
 
     /// A cluster for `configuration` whose workers start from `executableDirectory`;
     /// `announce` prints the ready line (stdout by default). `reread` reads the configuration
@@ -102,8 +105,10 @@ public final class LocalCluster: Sendable {
         }
         // Workers exit once their connections close: tell the supervisor first, so it does not
         // take that for a crash.
+        let frontDoor = self.frontDoor.withLock { $0 }
         try? await loop.submit {
             supervisor.assumeIsolated { $0.stopping = true }
+            frontDoor?.assumeIsolated { $0.close() }
             coordinator.close()
         }
         await supervisor.stopAll(grace: impatient ? .zero : .seconds(5))
@@ -169,14 +174,19 @@ public final class LocalCluster: Sendable {
         } catch {
             throw ClusterError("invalid configuration: \(error)")
         }
+        let door = configuration.listen.http.isEmpty ? nil : HTTPFrontDoor(coordinator: coordinator, logger: logger)
         do {
             try coordinator.start()
             if let registry { try coordinator.startMetrics(registry: registry) }
+            try door?.assumeIsolated { door in try door.start() }
         } catch {
             // What did start (a listener, the timers) is closed before the loop shuts down.
+            door?.assumeIsolated { $0.close() }
             coordinator.close()
             throw ClusterError("cannot listen: \(error)")
         }
+        frontDoor.withLock { $0 = door }
+        let httpAddresses = door?.assumeIsolated { $0.boundAddresses } ?? []
         let executableDirectory = self.executableDirectory
         let logLevel = logger.logLevel.rawValue
         let workerAddress = coordinator.workerAddress!
@@ -201,6 +211,7 @@ public final class LocalCluster: Sendable {
         let expected = Set(launches.map(\.name))
         var registered: Set<String> = []
         let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
+            + (httpAddresses.isEmpty ? "" : "; http on " + httpAddresses.map(\.description).joined(separator: ", "))
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
         // At most this many local workers start at once, not yet registered (as a scale's do):
         // more would overflow the handshake slots and be turned away.
@@ -237,6 +248,7 @@ public final class LocalCluster: Sendable {
             }
         } catch {
             for signal in signals { signal.close() }
+            door?.assumeIsolated { $0.close() }
             coordinator.close()
             throw ClusterError("cannot watch signals: \(error)")
         }

@@ -17,6 +17,8 @@ enum HTTPHeadCheck {
         var contentLength: Int?
         /// Whether the body is chunked.
         var chunked: Bool
+        /// Whether the client waits for `100 Continue` before sending its body.
+        var expectsContinue: Bool
     }
 
     /// Checks `head`: the request line and header lines, each ending with CRLF, and the empty
@@ -107,7 +109,7 @@ enum HTTPHeadCheck {
             }
             length = value
         }
-        return .success(Facts(contentLength: length, chunked: !transferEncodings.isEmpty))
+        return .success(Facts(contentLength: length, chunked: !transferEncodings.isEmpty, expectsContinue: !expectations.isEmpty))
     }
 
     /// Checks `METHOD SP TARGET SP HTTP/1.x`; returns the minor version.

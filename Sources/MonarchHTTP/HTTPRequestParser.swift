@@ -55,6 +55,9 @@ public final class HTTPRequestParser {
     /// body is still coming (when to answer `Expect: 100-continue`).
     public var isReadingBody: Bool { current != nil }
 
+    /// Whether the request whose body is coming asked for `100 Continue` first.
+    public private(set) var expectsContinue = false
+
     /// Adds bytes received from the connection.
     public func append(_ bytes: some Sequence<UInt8>) {
         if offset > 0 && offset == buffer.count {
@@ -72,7 +75,9 @@ public final class HTTPRequestParser {
             switch checkHead() {
             case nil: return nil
             case .failure(let error): return fail(error)
-            case .success(let facts): current = Parse(bodyLimit: facts.contentLength.map { _ in limits.bodyBytes } ?? limits.bodyBytes)
+            case .success(let facts):
+                current = Parse(bodyLimit: limits.bodyBytes)
+                expectsContinue = facts.expectsContinue
             }
         }
         guard let parse = current else { return nil }
@@ -87,6 +92,7 @@ public final class HTTPRequestParser {
         }
         guard parse.complete else { return nil }
         current = nil
+        expectsContinue = false
         compact()
         return .success(request(from: parse))
     }

@@ -107,3 +107,29 @@ import Testing
         #expect(object["name"] is String)
     }
 }
+
+@Suite struct HTTPListenTests {
+    @Test func httpListenersAreReadAndMustBeLocal() throws {
+        let base = "listen: {clients: unix:c.sock, workers: unix:w.sock, http: %@}\ndomains: {s: [bundle]}\nroutes: [{match: \"...\", domain: s}]\nworkers: {bundle: {root: b}}\n"
+        let one = try Configuration.parse(yaml: base.replacingOccurrences(of: "%@", with: "tcp:127.0.0.1:8088"), baseDirectory: "/x")
+        #expect(one.listen.http == [.tcp(host: "127.0.0.1", port: 8088)])
+        let two = try Configuration.parse(yaml: base.replacingOccurrences(of: "%@", with: "[\"tcp:[::1]:8088\", unix:h.sock]"), baseDirectory: "/x")
+        #expect(two.listen.http == [.tcp(host: "::1", port: 8088), .unix(path: "/x/h.sock")])
+        #expect(throws: ConfigError.self) {
+            try Configuration.parse(yaml: base.replacingOccurrences(of: "%@", with: "tcp:0.0.0.0:8088"), baseDirectory: "/x")
+        }
+        #expect(throws: ConfigError.self) {
+            try Configuration.parse(yaml: base.replacingOccurrences(of: "%@", with: "unix:c.sock"), baseDirectory: "/x")
+        }
+    }
+
+    @Test func theHTTPLimitsHaveTheirDefaultsAndAreRead() throws {
+        let defaults = Configuration.Limits()
+        #expect(defaults.httpRequestLineBytes == 8000 && defaults.httpHeaderBlockBytes == 32 << 10 && defaults.httpHeaders == 100)
+        #expect(defaults.httpBodyBytes == 1 << 20 && defaults.httpHeaderTimeout == .seconds(10) && defaults.httpKeepAlive == .seconds(75))
+        #expect(defaults.httpRequests == 1000 && defaults.httpConnectionAge == .seconds(3600))
+        let yaml = "listen: {clients: unix:c.sock, workers: unix:w.sock}\ndomains: {s: [bundle]}\nroutes: [{match: \"...\", domain: s}]\nworkers: {bundle: {root: b}}\nlimits: {httpBody: 4MB, httpKeepAlive: 5s, httpRequests: 10}\n"
+        let limits = try Configuration.parse(yaml: yaml, baseDirectory: "/x").limits
+        #expect(limits.httpBodyBytes == 4 << 20 && limits.httpKeepAlive == .seconds(5) && limits.httpRequests == 10)
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// A plain TCP connection to 127.0.0.1 for speaking HTTP by hand.
+private final class TCPConnection {
+    private let descriptor: Int32
+
+    init(port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard descriptor >= 0, connected == 0 else { throw SpawnError("cannot connect to 127.0.0.1:\(port): errno \(errno)") }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Everything the server sends until it closes the connection (or 20 s pass).
+    func readToEnd() -> String {
+        var all: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            all += buffer[..<count]
+        }
+        return String(decoding: all, as: UTF8.self)
+    }
+}
+
+@Suite("HTTP front door", .serialized)
+struct HTTPFrontDoorTests {
+    /// Runs `body` with `monarch up` serving files/ through a cache on an HTTP port.
+    private func withFrontDoor(
+        limits: String = "{httpHeaders: 20, httpBody: 1KB}", _ body: (UInt16) async throws -> Void
+    ) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("files/hello.txt", "hello http\n")
+        try folder.write("monarch.yml", """
+            listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
+            domains: {static: [cache, bundle]}
+            routes: [{match: "...", domain: static, ttl: 60s}]
+            workers: {bundle: {root: files}, cache: {memory: 8MB}}
+            limits: \(limits)
+
+            """)
+        let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
+        defer { _ = up.signal(SIGKILL) }
+        try await FirstMinutesTests.waitFor("ready", from: up)
+        let ready = up.standardOutput.text
+        guard let range = ready.range(of: "http on tcp:127.0.0.1:"),
+            let port = UInt16(ready[range.upperBound...].prefix { $0.isNumber })
+        else {
+            Issue.record("no HTTP address in the ready line: \(ready)")
+            return
+        }
+        try await body(port)
+        _ = up.signal(SIGINT)
+        _ = try await up.waitForExit(timeout: .seconds(30))
+        #expect(!up.standardError.text.contains("error"), "\(up.standardError.text)")
+    }
+
+    @Test("A GET through the chain, then a cache hit with Age, Via and Cache-Status; pipelined requests answered in order: a hit, a HEAD without body, a 404 that says so")
+    func servesThroughTheChain() async throws {
+        try await withFrontDoor { port in
+            let first = try TCPConnection(port: port)
+            first.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let miss = first.readToEnd()
+            #expect(miss.hasPrefix("HTTP/1.1 200 OK\r\n") && miss.hasSuffix("\r\n\r\nhello http\n"), "\(miss)")
+            #expect(miss.contains("Cache-Status: monarch; fwd=miss"), "\(miss)")
+            // Once written back, the read is a hit.
+            try await eventually("a cache hit") {
+                let again = try TCPConnection(port: port)
+                again.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                return again.readToEnd().contains("Cache-Status: monarch; hit")
+            }
+            let pipelined = try TCPConnection(port: port)
+            pipelined.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\nHEAD /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /missing.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let text = pipelined.readToEnd()
+            let answers = Array(text.components(separatedBy: "HTTP/1.1 ").dropFirst())
+            #expect(answers.count == 3, "\(text)")
+            guard answers.count == 3 else { return }
+            let (hit, head, missing) = (answers[0], answers[1], answers[2])
+            #expect(hit.contains("Cache-Status: monarch; hit"), "\(hit)")
+            #expect(hit.contains("Age: "), "\(hit)")
+            #expect(hit.contains("Via: 1.1 monarch"), "\(hit)")
+            #expect(hit.hasSuffix("\r\n\r\nhello http\n"), "\(hit)")
+            #expect(head.hasPrefix("200 OK\r\n") && head.hasSuffix("\r\n\r\n"), "a HEAD has no body: \(head)")
+            #expect(missing.hasPrefix("404 Not Found\r\n"), "\(missing)")
+            #expect(missing.contains("Monarch-Error: exhausted"), "\(missing)")
+            #expect(missing.contains("Connection: close"), "\(missing)")
+        }
+    }
+
+    @Test("Smuggling forms, a bad method and the limits are refused with their statuses, and the connection closed; others are served meanwhile")
+    func refusesWhatItMustNot() async throws {
+        try await withFrontDoor { port in
+            let cases: [(request: String, status: String)] = [
+                ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "400"),
+                ("GET /a HTTP/1.1\nHost: x\n\n", "400"),
+                ("GET /a HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", "400"),
+                ("GET /a%0d%0aX:y HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+                ("GET /a HTTP/2.0\r\nHost: x\r\n\r\n", "505"),
+                ("M-SEARCH /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "501"),
+                ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", "413"),
+                ("GET /a HTTP/1.1\r\nHost: x\r\n" + (0..<25).map { "H\($0): v\r\n" }.joined() + "\r\n", "431"),
+                ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n", "414"),
+            ]
+            for (request, status) in cases {
+                let connection = try TCPConnection(port: port)
+                connection.send(request)
+                let answer = connection.readToEnd()
+                #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(request.prefix(60)): \(answer.prefix(200))")
+            }
+            // The front door still serves.
+            let fine = try TCPConnection(port: port)
+            fine.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(fine.readToEnd().hasSuffix("hello http\n"))
+        }
+    }
+
+    @Test("A head that does not arrive within httpHeaderTimeout gets 408; an idle connection is closed after httpKeepAlive")
+    func slowAndIdleConnectionsEnd() async throws {
+        try await withFrontDoor(limits: "{httpHeaderTimeout: 1s, httpKeepAlive: 2s}") { port in
+            let slow = try TCPConnection(port: port)
+            slow.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\n")  // and never the empty line
+            let started = ContinuousClock.now
+            let answer = slow.readToEnd()
+            #expect(answer.hasPrefix("HTTP/1.1 408 "), "\(answer)")
+            let idle = try TCPConnection(port: port)
+            idle.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+            let served = idle.readToEnd()
+            #expect(served.hasSuffix("hello http\n"), "answered, then closed once idle: \(served)")
+            #expect(ContinuousClock.now - started < .seconds(15))
+        }
+    }
+}
