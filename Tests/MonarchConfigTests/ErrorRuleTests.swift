@@ -43,7 +43,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
               line: 1, "expected a mapping, got a list"),
         .init("listen has no unknown keys",
               "listen:\n  clients: unix:c.sock\n  workers: unix:w.sock\n  client: unix:d.sock\ndomains: {static: [bundle]}\n",
-              keyPath: "listen.client", line: 4, "unknown key \"client\"", "expected clients, workers or group"),
+              keyPath: "listen.client", line: 4, "unknown key \"client\"", "expected clients, workers, group or http"),
         .init("listen.group is a group name",
               "listen:\n  clients: unix:c.sock\n  workers: unix:w.sock\n  group: 'a b'\ndomains: {static: [bundle]}\n",
               keyPath: "listen.group", line: 4, "is not a group name"),
