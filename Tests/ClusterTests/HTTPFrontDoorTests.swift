@@ -48,6 +48,10 @@ struct HTTPFrontDoorTests {
     private func withFrontDoor(
         limits: String = "{httpHeaders: 20, httpBody: 1KB}", _ body: (UInt16) async throws -> Void
     ) async throws {
+        try await ClusterGate.inTurn { try await runFrontDoor(limits: limits, body) }
+    }
+
+    private func runFrontDoor(limits: String, _ body: (UInt16) async throws -> Void) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try folder.write("files/hello.txt", "hello http\n")

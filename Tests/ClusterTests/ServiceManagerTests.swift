@@ -50,6 +50,10 @@ private final class NotifySocket: Sendable {
 struct ServiceManagerTests {
     @Test("monarch up tells a service manager READY, RELOADING then READY on SIGHUP, STOPPING on SIGTERM; --log-format json writes JSON lines, its workers' too")
     func notifiesAndLogsJSON() async throws {
+        try await ClusterGate.inTurn { try await notifyAndLogJSON() }
+    }
+
+    private func notifyAndLogJSON() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try folder.write("files/a.txt", "a\n")

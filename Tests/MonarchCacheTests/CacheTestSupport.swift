@@ -140,8 +140,9 @@ extension ProviderOutcome {
     }
 }
 
-/// Waits until `condition` holds, checking every millisecond, for at most `limit`.
-func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+/// Waits until `condition` holds, checking every millisecond, for at most `limit` (long: a
+/// full run on 2 cores holds tasks up for many seconds at its start).
+func waitUntil(_ limit: Duration = .seconds(60), _ condition: () -> Bool) async throws {
     let start = ContinuousClock.now
     while !condition() {
         guard ContinuousClock.now - start < limit else {

@@ -93,7 +93,8 @@ struct RenameRequest: MonarchRequest {
         monarch.register(SleepingProvider("network"))
         monarch.register(StubProvider("mirror", ok("x"), log: log))
         let thrown = try #require(await monarchError { () async throws(MonarchError) in
-            try await monarch.perform(Request(path: "a", deadline: .milliseconds(100)))
+            // Long enough for the two quick providers to answer first on a loaded machine.
+            try await monarch.perform(Request(path: "a", deadline: .seconds(2)))
         })
         guard case .timeout(let error) = thrown else {
             Issue.record("expected timeout, got \(thrown)")

@@ -215,8 +215,10 @@ final class TestCluster: Sendable {
     func connect(options: MonarchClient.Options = MonarchClient.Options()) async throws -> MonarchClient {
         var options = options
         options.token = token
+        // A full run on 2 cores can hold a handshake up for seconds: more than the library's 5 s.
+        options.connectTimeout = max(options.connectTimeout, .seconds(30))
         let (address, given) = (clientAddress, options)
-        return try await within(20, "connecting to \(address)") { try await MonarchClient.connect(to: address, options: given) }
+        return try await within(40, "connecting to \(address)") { try await MonarchClient.connect(to: address, options: given) }
     }
 
     /// The status report, over a connection of its own.
