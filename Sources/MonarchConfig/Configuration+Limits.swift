@@ -100,8 +100,9 @@ extension Configuration {
         /// itself, without asking a cache worker (their bodies, headers and encoding, and the
         /// bookkeeping around them). 0 turns the hot tier off.
         public var hotTierBytes = 64 << 20
-        /// `hotTierEntry`: the largest answer the hot tier holds (its body and headers); larger
-        /// ones are answered by the cache workers alone.
+        /// `hotTierEntry`: the largest body the hot tier holds (a 1MB body under the standard
+        /// 1MB; its headers count in ``hotTierBytes``); larger ones are answered by the cache
+        /// workers alone.
         public var hotTierEntryBytes = 1 << 20
         /// `routeCache`: request paths (of at most 512 bytes) the coordinator keeps parsed and
         /// routed, so that a path asked for again and again is worked out once; when full it

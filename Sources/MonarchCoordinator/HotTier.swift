@@ -11,9 +11,9 @@ import MonarchWire
 /// `GET` with, fresh, that any caller of the key would get from it —
 /// ``SharingRules/mayServeToEveryCaller(_:for:)``: never private, no-store, Set-Cookie, a Vary
 /// (or route keyed headers) the key does not hold, nor an answer to a request that may not
-/// share (credentials off a public route, conditions, unknown headers). At most
-/// ``entryLimitBytes`` of body and headers per entry, ``budgetBytes`` in all (least recently
-/// used evicted first: ``ByteBudgetLRU``).
+/// share (credentials off a public route, conditions, unknown headers). Bodies of at most
+/// ``entryLimitBytes``, ``budgetBytes`` in all, headers included (least recently used evicted
+/// first: ``ByteBudgetLRU``).
 ///
 /// Freshness and age are the cache worker's: an entry remembers when the worker stored it
 /// (the age the worker answered, counted back from when it was asked) and its TTL, answers
@@ -66,7 +66,7 @@ struct HotTier {
 
     /// The bytes the entries may cost together; 0 holds nothing.
     var budgetBytes: Int { entries.budgetBytes }
-    /// The largest answer held, its body and headers counted.
+    /// The largest body held.
     let entryLimitBytes: Int
     /// How long an entry of a shared store (Redis) is answered at most after it was read:
     /// another coordinator's change reaches this one through the cache workers' notifications,
@@ -93,7 +93,7 @@ struct HotTier {
     /// Answers not kept because a change since their read covered them.
     private(set) var refusedAfterChange = 0
 
-    /// A hot tier of `budgetBytes` (0: off) holding answers of up to `entryLimitBytes`,
+    /// A hot tier of `budgetBytes` (0: off) holding bodies of up to `entryLimitBytes`,
     /// holding a shared store's entries at most `sharedStoreHoldMs`, remembering at most
     /// `changeMemory` changes for the reads under way.
     init(budgetBytes: Int, entryLimitBytes: Int, sharedStoreHoldMs: Int64? = nil, changeMemory: Int = 4096) {
@@ -154,8 +154,7 @@ struct HotTier {
         guard isOn, request.method == "GET", let key = request.route.cacheKey, !response.stale,
             SharingRules.mayServeToEveryCaller(response, for: request)
         else { return false }
-        let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        guard response.content.count + headerBytes <= entryLimitBytes else { return false }
+        guard response.content.count <= entryLimitBytes else { return false }
         guard !changed(key, since: ticket) else {
             refusedAfterChange += 1
             return false
@@ -168,6 +167,7 @@ struct HotTier {
         guard entry.isUsable(at: askedAtMs) else { return false }
         // The body counted as bytes and as base64 (the raw and the JSON frames' forms), the
         // headers as given and as encoded.
+        let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + response.content.count
             + response.content.base64Count
         guard entries.put(key, entry, cost: cost) else { return false }

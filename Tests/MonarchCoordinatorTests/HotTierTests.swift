@@ -94,6 +94,9 @@ struct HotTierTests {
         let body = String(repeating: "x", count: 1000)
         var large = HotTier(budgetBytes: 1 << 20, entryLimitBytes: 999)
         #expect(!Self.keep(Self.hit(body), in: &large))
+        // The cap is the body's: a body of exactly the cap is held, its headers aside.
+        var exact = HotTier(budgetBytes: 1 << 20, entryLimitBytes: 1000)
+        #expect(Self.keep(Self.hit(body, headers: ["content-type": "text/plain"]), in: &exact))
         var tier = HotTier(budgetBytes: 3 * (HotTier.entryOverhead + 10 + 1000 + 1336), entryLimitBytes: 1 << 16)
         for key in ["GET docs 1", "GET docs 2", "GET docs 3"] { Self.keep(Self.hit(body), for: Self.read(key), in: &tier) }
         #expect(tier.count == 3)

@@ -208,7 +208,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public struct HotTier: Codable, Sendable, Equatable {
         /// The bytes it may hold (`limits.hotTier`).
         public var budgetBytes: Int
-        /// The largest answer it holds (`limits.hotTierEntry`).
+        /// The largest body it holds (`limits.hotTierEntry`).
         public var entryLimitBytes: Int
         /// Answers held now.
         public var entries: Int
