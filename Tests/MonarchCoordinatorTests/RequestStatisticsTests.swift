@@ -17,4 +17,21 @@ struct RequestStatisticsTests {
         #expect(statistics.failuresByCode == ["exhausted": 1])
         #expect(statistics.answersBySource == ["cache": 2, "network": 1])
     }
+
+    @Test("The hot tier's hits are cache hits, counted apart per domain (status's hotHits, monarch_hot_hits_total)")
+    func hotHitsApart() {
+        var statistics = RequestStatistics(metricsOn: false)
+        statistics.record(domain: "docs", source: "cache", status: 200, failureCode: nil, latency: .milliseconds(1), cacheHit: true)
+        for _ in 0..<3 {
+            statistics.record(
+                domain: "docs", source: "cache", status: 200, failureCode: nil, latency: .microseconds(20), cacheHit: true, hot: true)
+        }
+        statistics.record(
+            domain: "api", source: "cache", status: 200, failureCode: nil, latency: .microseconds(20), cacheHit: true, hot: true)
+        #expect(statistics.cacheHits == ["docs": 4, "api": 1])
+        #expect(statistics.hotHits == ["docs": 3, "api": 1])
+        #expect(statistics.answersBySource == ["cache": 5], "a hot hit is the cache's answer, as the client sees it")
+        let lastMinute = statistics.recent["docs"]?.summary(name: "docs")
+        #expect(lastMinute?.hits == 4 && lastMinute?.hotHits == 3)
+    }
 }
