@@ -40,7 +40,8 @@ extension Configuration {
             }
         }
         route.upstream = try fields.optional("upstream")?.nonEmptyString(expecting: "an upstream URL")
-        route.ttl = try fields.optional("ttl")?.positiveDuration()
+        // 0s: an answer is fresh only as long as its upstream's Cache-Control says (an HTTP cache's rule).
+        route.ttl = try fields.optional("ttl")?.duration()
         route.timeout = try fields.optional("timeout")?.positiveDuration()
         if let policyNode = fields.optional("policy") {
             let names = CachePolicy.allCases.map(\.rawValue)
