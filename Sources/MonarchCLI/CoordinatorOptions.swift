@@ -1,6 +1,7 @@
 import ArgumentParser
 import Monarch
 import MonarchClient
+import MonarchConfig
 import MonarchLoop
 import MonarchWire
 
@@ -20,7 +21,17 @@ struct CoordinatorOptions: ParsableArguments {
         } else if let fromEnvironment = ProcessSetup.environment("MONARCH_ADDRESS") {
             text = fromEnvironment
         } else {
-            return try config.loadConfiguration().listen.clients[0]
+            let address = try config.loadConfiguration().listen.clients[0]
+            // The embedded default's socket is in a runtime folder that may be in /tmp: trust it
+            // only if it is this user's alone (another user could have made it first).
+            if config.source == .embeddedDefault, case .unix(let path) = address {
+                do {
+                    try RuntimeDirectory.verify(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+                } catch {
+                    throw ConfigurationProblem("\(error); not connecting")
+                }
+            }
+            return address
         }
         do {
             return try SocketAddress(parsing: text)

@@ -34,9 +34,9 @@ enum StatusTable {
         }
         if !report.domains.isEmpty {
             lines.append("")
-            lines += table(["DOMAIN", "LAST MINUTE", "HIT RATIO", "P50", "P99", "P99.9"], report.domains.map { domain in
-                [domain.name, String(domain.requests), percent(domain.hitRatio), milliseconds(domain.p50Ms),
-                 milliseconds(domain.p99Ms), milliseconds(domain.p999Ms)]
+            lines += table(["DOMAIN", "LAST MINUTE", "HIT RATIO", "HOT HITS", "P50", "P99", "P99.9"], report.domains.map { domain in
+                [domain.name, String(domain.requests), percent(domain.hitRatio), domain.hotHits.map(String.init) ?? "-",
+                 milliseconds(domain.p50Ms), milliseconds(domain.p99Ms), milliseconds(domain.p999Ms)]
             })
         }
         lines.append("")
@@ -46,6 +46,11 @@ enum StatusTable {
             "trips \(report.tripsStarted) started, \(report.tripsJoined) joined · write-backs \(report.writeBacks) "
                 + "(\(report.writeBackFailures) failed) · overloaded \(report.overloaded) · refused connections "
                 + "\(report.connectionsRefused) · unresponsive workers \(report.unresponsiveWorkers)")
+        if let hot = report.hotTier {
+            lines.append(
+                "hot tier \(hot.entries) answers in \(bytes(hot.bytes)) of \(bytes(hot.budgetBytes)) · \(hot.hits) hits · "
+                    + "\(hot.evictions) evicted · \(hot.refusedAfterChange) not kept after a change")
+        }
         if let watches = report.watches {
             lines.append(
                 "watches \(watches) · changes sent \(report.watchEventsSent ?? 0), dropped for slow watchers \(report.watchEventsDropped ?? 0)"

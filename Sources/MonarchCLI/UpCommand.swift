@@ -56,10 +56,15 @@ struct UpCommand: AsyncParsableCommand {
         let logger = options.startProcess()
         FreedMemory.returnPeriodically()
         logger.info("configuration: \(source.file ?? source.description)")
-        let options = self.options
+        // A reload reads the same source again: the same file, or the embedded default here
+        // (never a monarch.yml that appeared since, nor the default when the file went away).
+        let folder = currentDirectory()
         let cluster = LocalCluster(
             configuration: configuration, executableDirectory: ProcessSetup.executableDirectory, logger: logger,
-            reread: { () throws -> Configuration in try options.loadConfiguration() },
+            reread: { () throws -> Configuration in
+                guard let file = source.file else { return Configuration.defaultConfiguration(baseDirectory: folder) }
+                return try Configuration.load(file: file)
+            },
             environment: ProcessInfo.processInfo.environment)
         do {
             try await cluster.run()

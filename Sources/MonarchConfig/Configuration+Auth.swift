@@ -43,8 +43,16 @@ extension Configuration {
 
     /// Rejects listeners other machines can reach (see ``isLocal(_:)``) whose role has no
     /// secret: client listeners without `auth.token`, a worker listener without
-    /// `auth.workerToken`.
+    /// `auth.workerToken`; and an HTTP listener on TCP when clients need a secret (the front
+    /// door asks for none, so any local user would pass by it; a Unix socket is this user's).
     static func requireSecretsIfReachable(_ listeners: Listeners, secrets: AuthSecrets) throws(ConfigError) {
+        if secrets.token != nil || secrets.adminToken != nil, let open = listeners.http.first(where: {
+            if case .tcp = $0.address { return true } else { return false }
+        }) {
+            throw open.node.error(
+                "\(open.address) would let any local user past auth.token (the HTTP front door asks for no secret "
+                    + "yet): with auth set, give listen.http Unix sockets only")
+        }
         if secrets.token == nil, let exposed = listeners.clients.first(where: { !isLocal($0.address) }) {
             throw exposed.node.error(
                 "\(exposed.address) can be reached from other machines, so auth.token is required "

@@ -49,11 +49,29 @@ public enum RuntimeDirectory {
             }
             var info = stat()
             guard lstat(folder, &info) == 0 else { throw problem(folder, "cannot be read: \(String(cString: strerror(errno)))") }
-            guard info.st_mode & S_IFMT == S_IFDIR else { throw problem(folder, "is not a folder (a link or a file is there)") }
-            guard info.st_uid == getuid() else { throw problem(folder, "belongs to another user (uid \(info.st_uid))") }
-            guard info.st_mode & 0o077 == 0 else {
-                throw problem(folder, "may be entered by other users (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 700 it")
-            }
+            try checkOwnership(folder, info)
+        }
+    }
+
+    /// Makes sure the runtime folder `path` and its parent, where they exist, are real
+    /// folders this user owns and nobody else may enter, before a client trusts a socket in
+    /// them; creates nothing (a folder not there means no cluster runs, which connecting says).
+    ///
+    /// - Throws: ``ConfigError`` naming the folder and what is wrong with it.
+    public static func verify(_ path: String) throws(ConfigError) {
+        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        for folder in [parent, path] where !folder.isEmpty {
+            var info = stat()
+            guard lstat(folder, &info) == 0 else { return }
+            try checkOwnership(folder, info)
+        }
+    }
+
+    private static func checkOwnership(_ folder: String, _ info: stat) throws(ConfigError) {
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw problem(folder, "is not a folder (a link or a file is there)") }
+        guard info.st_uid == getuid() else { throw problem(folder, "belongs to another user (uid \(info.st_uid))") }
+        guard info.st_mode & 0o077 == 0 else {
+            throw problem(folder, "may be entered by other users (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 700 it")
         }
     }
 

@@ -97,7 +97,9 @@ public final class LocalCluster: Sendable {
                 }
                 return false
             }
-            await coordinator.drain(timeout: configuration.limits.timeout)
+            // The timeout in force: a reload may have changed it.
+            let timeout = (try? await loop.submit { coordinator.limits.timeout }) ?? configuration.limits.timeout
+            await coordinator.drain(timeout: timeout)
             impatience.cancel()
             impatient = await impatience.value
         case .now, .failed:

@@ -34,7 +34,7 @@ struct ReloadPlan: Equatable {
     /// The plan for moving from `running` to `file`.
     ///
     /// - Throws: ``ConfigError`` when `file` cannot be applied at all: a domain names a
-    ///   provider kind the coordinator has no pool for.
+    ///   provider kind the coordinator has no pool for, or the longest request timeout grows.
     init(running: Configuration, file: Configuration) throws(ConfigError) {
         var next = running
         var needsRestart: [String] = []
@@ -46,6 +46,17 @@ struct ReloadPlan: Equatable {
         }
         if file.metrics != running.metrics { needsRestart.append("metrics") }
 
+        // The cache pools remember an invalidation for as long as the longest trip may run, a
+        // length fixed at start: a longer one could write back an answer read before it.
+        let longest = { (configuration: Configuration) in
+            configuration.routes.compactMap(\.timeout).reduce(configuration.limits.timeout, max)
+        }
+        guard longest(file) <= longest(running) else {
+            throw ConfigError(
+                keyPath: "limits.timeout", problem: "raises the longest request timeout (limits.timeout or a route's "
+                    + "timeout) from \(longest(running)) to \(longest(file)): invalidations are remembered for the "
+                    + "longest one set at start, so this needs a restart")
+        }
         let kinds = Set(running.domains.flatMap(\.providers) + running.workers.map(\.kind))
         for (index, domain) in file.domains.enumerated() {
             for kind in domain.providers where !kinds.contains(kind) {

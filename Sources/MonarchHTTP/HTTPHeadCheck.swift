@@ -9,7 +9,7 @@
 /// `Content-Length` that is not digits, `Transfer-Encoding` in HTTP/1.0, an HTTP/1.1 request
 /// without exactly one `Host`. 501: a transfer coding other than `chunked`. 505: another
 /// version of HTTP. 414, 431, 413: over the ``HTTPLimits``. 417: an `Expect` other than
-/// `100-continue`.
+/// `100-continue`. 501 for CONNECT.
 enum HTTPHeadCheck {
     /// What the check found out about a head it accepts.
     struct Facts {
@@ -120,6 +120,9 @@ enum HTTPHeadCheck {
             return .failure(bad("the request line is not METHOD SP TARGET SP VERSION"))
         }
         guard !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte) else { return .failure(bad("the method is not a token")) }
+        if String(decoding: parts[0], as: UTF8.self) == "CONNECT" {
+            return .failure(HTTPParseError(status: 501, "CONNECT is not served (no tunnels)"))
+        }
         let target = parts[1]
         guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(bad("the target is empty or holds a space or control character"))

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MonarchWire
 import Testing
 
@@ -75,6 +78,23 @@ struct ConfigurationCommandTests {
         #expect(check.status == 0, "\(check.stderr)")
         #expect(check.stdout.contains("unix:\(runtime.path)/monarch/"), "\(check.stdout)")
         #expect(check.stdout.contains("root: ."), "\(check.stdout)")
+    }
+
+    @Test("On the embedded default, commands refuse a runtime folder other users may enter (exit 78), before connecting")
+    func anOpenRuntimeFolderIsNotTrusted() async throws {
+        let folder = try TemporaryFolder()
+        let runtime = try TemporaryFolder()
+        defer {
+            folder.remove()
+            runtime.remove()
+        }
+        try FileManager.default.createDirectory(atPath: runtime.path + "/monarch", withIntermediateDirectories: true)
+        chmod(runtime.path + "/monarch", 0o777)
+        for command in [["get", "a.txt"], ["ping"]] {
+            let run = try await FirstMinutesTests.monarch(command, in: folder.path, environment: ["XDG_RUNTIME_DIR": runtime.path])
+            #expect(run.status == 78, "\(command): \(run.stderr)")
+            #expect(run.stderr.contains("may be entered by other users"), "\(command): \(run.stderr)")
+        }
     }
 
     @Test("monarch get, invalidate and watch refuse a URL naming a host, and say which path to give")

@@ -8,8 +8,14 @@ import Testing
 private final class TCPConnection {
     private let descriptor: Int32
 
-    init(port: UInt16) throws {
+    /// A connection to `port`; `smallReceiveBuffer` makes the kernel hold little of what the
+    /// server sends, so the server's own queue fills.
+    init(port: UInt16, smallReceiveBuffer: Bool = false) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if smallReceiveBuffer {
+            var size: Int32 = 4096
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -23,6 +29,11 @@ private final class TCPConnection {
     }
 
     deinit { close(descriptor) }
+
+    /// Ends this side's writing (the server reads end of file) and keeps reading.
+    func shutdownWriting() {
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+    }
 
     func send(_ text: String) {
         let bytes = Array(text.utf8)
@@ -55,6 +66,7 @@ struct HTTPFrontDoorTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try folder.write("files/hello.txt", "hello http\n")
+        try folder.write("files/big.bin", [UInt8](repeating: 0x61, count: 4 << 20))
         try folder.write("monarch.yml", """
             listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
             domains: {static: [cache, bundle]}
@@ -152,6 +164,31 @@ struct HTTPFrontDoorTests {
             let served = idle.readToEnd()
             #expect(served.hasSuffix("hello http\n"), "answered, then closed once idle: \(served)")
             #expect(ContinuousClock.now - started < .seconds(15))
+        }
+    }
+
+    @Test("A client that half-closes gets its whole answer; one that takes none of its answers is cut off; the coordinator serves on")
+    func halfClosedAndStuckClients() async throws {
+        try await withFrontDoor(limits: "{httpKeepAlive: 2s}") { port in
+            let halfClosed = try TCPConnection(port: port, smallReceiveBuffer: true)
+            halfClosed.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            halfClosed.shutdownWriting()
+            try await Task.sleep(for: .milliseconds(300))  // the answer queues while nothing reads it
+            let answer = halfClosed.readToEnd()
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(answer.prefix(200))")
+            #expect(answer.utf8.count > 4 << 20, "the whole body: \(answer.utf8.count) bytes")
+
+            // Ten big answers asked for and none read: the connection is closed once the client
+            // has taken nothing for httpKeepAlive, with far fewer than ten answers sent.
+            let stuck = try TCPConnection(port: port, smallReceiveBuffer: true)
+            stuck.send(String(repeating: "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n", count: 10))
+            try await Task.sleep(for: .seconds(5))
+            let taken = stuck.readToEnd()
+            #expect(taken.components(separatedBy: "HTTP/1.1 200 OK").count - 1 < 10, "\(taken.utf8.count) bytes")
+
+            let fine = try TCPConnection(port: port)
+            fine.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(fine.readToEnd().hasSuffix("hello http\n"))
         }
     }
 }

@@ -98,7 +98,10 @@ struct StatusAndMetricsTests {
 
             let table = try await Spawned.run(Executables.monarch, ["status", "--address", "\(cluster.clientAddress)"])
             let text = String(decoding: table.stdout, as: UTF8.self)
-            for fragment in ["POOL", "bundle-1", "cache-1", "ready", "DOMAIN", "50.0%", "answers by source: bundle 3, cache 1", "watches 0 · changes sent 0"] {
+            for fragment in [
+                "POOL", "bundle-1", "cache-1", "ready", "DOMAIN", "HOT HITS", "50.0%", "answers by source: bundle 3, cache 1",
+                "watches 0 · changes sent 0", "hot tier ",
+            ] {
                 #expect(text.contains(fragment), "no \(fragment) in:\n\(text)")
             }
         }

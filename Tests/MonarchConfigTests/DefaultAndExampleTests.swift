@@ -121,6 +121,13 @@ import Testing
         #expect(throws: ConfigError.self) {
             try Configuration.parse(yaml: base.replacingOccurrences(of: "%@", with: "unix:c.sock"), baseDirectory: "/x")
         }
+        // With a client secret, TCP would let any local user past it: Unix sockets only.
+        let withToken = base.replacingOccurrences(of: "listen:", with: "auth: {token: s}\nlisten:")
+        #expect(throws: ConfigError.self) {
+            try Configuration.parse(yaml: withToken.replacingOccurrences(of: "%@", with: "tcp:127.0.0.1:8088"), baseDirectory: "/x")
+        }
+        #expect(try Configuration.parse(yaml: withToken.replacingOccurrences(of: "%@", with: "unix:h.sock"), baseDirectory: "/x")
+            .listen.http == [.unix(path: "/x/h.sock")])
     }
 
     @Test func theHTTPLimitsHaveTheirDefaultsAndAreRead() throws {

@@ -48,6 +48,15 @@ import Testing
         ])
     }
 
+    @Test func aLongerLongestTimeoutCannotBeApplied() {
+        var file = Self.running
+        file.limits.timeout = .seconds(60)
+        #expect(throws: ConfigError.self) { try ReloadPlan(running: Self.running, file: file) }
+        var shorter = Self.running
+        shorter.limits.timeout = .seconds(10)
+        #expect((try? ReloadPlan(running: Self.running, file: shorter)) != nil)
+    }
+
     @Test func aDomainNamingAKindWithNoPoolCannotBeApplied() {
         var file = Self.running
         file.domains.append(.init(name: "assets", providers: ["s3"]))

@@ -94,9 +94,34 @@ private func refusal(_ text: String, limits: HTTPLimits = HTTPLimits()) -> Int? 
         ("two Hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
         ("Transfer-Encoding in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
         ("two spaces in the request line", "GET  / HTTP/1.1\r\nHost: h\r\n\r\n"),
+        ("chunk data not followed by CRLF", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXY0\r\n\r\n"),
+        ("a bare LF after a chunk size", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n"),
+        ("trailer fields", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nAuthorization: x\r\n\r\n"),
+        ("a chunk extension with a space", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5; a=b\r\nhello\r\n0\r\n\r\n"),
     ])
     func smugglingFormsAreRefusedWith400(_ form: String, _ text: String) {
         #expect(refusal(text) == 400, "\(form)")
+    }
+
+    @Test func aConnectIsRefusedAndItsBodyIsNeverReadAsARequest() {
+        let text = "CONNECT a:443 HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\nGET /secret HTTP/1.1\r\nHost: x\r\n\r\n"
+        let (requests, error) = parse(text)
+        #expect(requests.isEmpty)
+        #expect(error?.status == 501)
+    }
+
+    @Test func anUpgradeRequestIsAnOrdinaryRequestAndItsBodyIsItsOwn() {
+        let text = "POST /u HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\nContent-Length: 5\r\n\r\nhello"
+            + "GET /n HTTP/1.1\r\nHost: x\r\n\r\n"
+        let (requests, error) = parse(text)
+        #expect(error == nil)
+        #expect(requests.map(\.target) == ["/u", "/n"])
+        #expect(requests.first?.body == Array("hello".utf8))
+    }
+
+    @Test func chunkExtensionsOfTokensAreAccepted() {
+        let text = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n0\r\n\r\n"
+        #expect(parse(text).requests.first?.body == Array("hello".utf8))
     }
 
     @Test func otherVersionsAndCodingsHaveTheirOwnStatuses() {

@@ -75,6 +75,11 @@ enum HTTPExchange {
     }
 
     private static func response(_ message: ResponseMessage, method: String, closing: Bool) -> [UInt8] {
+        // A 1xx is interim: sent as the final answer, the client would take the next answer
+        // on the connection for this request's.
+        if (100..<200).contains(message.status) {
+            return plain(502, "the upstream's final answer was \(message.status), an interim status", code: "upstreamStatus", closing: closing)
+        }
         let body = message.content.map { Array($0.bytes) } ?? []
         var headers: [HTTPHeader] = []
         var hasDate = false
@@ -91,11 +96,15 @@ enum HTTPExchange {
         if cached { headers.append(HTTPHeader(name: "Age", value: String((message.ageMs ?? 0) / 1000))) }
         headers.append(HTTPHeader(name: "Via", value: "1.1 monarch"))
         headers.append(HTTPHeader(name: "Cache-Status", value: cacheStatus(of: message)))
-        let noBody = method == "HEAD" || message.status == 204 || message.status == 304 || (100..<200).contains(message.status)
-        if method == "HEAD" {
-            // The length a GET would have: the upstream's, when its HEAD said it.
-            headers.append(HTTPHeader(name: "Content-Length", value: body.isEmpty ? headLength ?? "0" : String(body.count)))
-        } else if !noBody {
+        let noBody = method == "HEAD" || message.status == 204 || message.status == 304
+        if message.status == 204 {
+            // A 204 carries no Content-Length (RFC 9110, 8.6).
+        } else if method == "HEAD" || message.status == 304 {
+            // The length a GET would have: the upstream's, when it said it.
+            if let length = body.isEmpty ? headLength : String(body.count) {
+                headers.append(HTTPHeader(name: "Content-Length", value: length))
+            }
+        } else {
             headers.append(HTTPHeader(name: "Content-Length", value: String(body.count)))
         }
         if closing { headers.append(HTTPHeader(name: "Connection", value: "close")) }

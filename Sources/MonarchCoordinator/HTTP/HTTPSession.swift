@@ -9,7 +9,8 @@ import MonarchWire
 /// `httpHeaderTimeout` (else 408), an idle connection closed after `httpKeepAlive`, at most
 /// `httpRequests` requests and `httpConnectionAge` per connection, the requests in flight of
 /// `limits.inFlight` (else 503 with `Retry-After`). While a request is answered, or its answer
-/// waits for a slow reader, nothing more is read from the connection.
+/// waits for a slow reader, nothing more is read from the connection, and never more than one
+/// whole request ahead; a client that takes none of its answers for `httpKeepAlive` is cut off.
 ///
 /// An actor isolated to the coordinator's loop: libuv's callbacks, which run there, enter
 /// through `assumeIsolated`.
@@ -37,6 +38,11 @@ actor HTTPSession {
     private var ended = false
     /// Whether ``end()`` has run.
     private var cleanedUp = false
+    /// Whether the coordinator is being asked now (an answer given at once comes inside it).
+    private var answeringInline = false
+    /// Bytes queued for the client at the last tick, and when the client last took some.
+    private var lastQueued = 0
+    private var lastWriteProgress = ContinuousClock.now
 
     /// A session on `connection`, answering through `coordinator`; `onClose` runs once when it ends.
     init(
@@ -86,30 +92,44 @@ actor HTTPSession {
         answerNext()
     }
 
-    /// Answers the next request that has arrived whole, unless one is being answered or the
-    /// last answer still waits for the client to read it.
+    /// Answers the requests that have arrived whole, one after another, while none is being
+    /// answered and the client takes what it is sent; then reads on only if there is room.
+    /// Answers given at once (refusals, hot hits) go round this loop, never deeper.
     private func answerNext() {
-        guard !ended, !answering, connection.isWritable else { return }
-        switch parser.next() {
-        case nil:
-            if parser.isReadingBody, parser.expectsContinue, !continueSent {
-                continueSent = true
-                connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        while !ended, !answering, connection.isWritable {
+            switch parser.next() {
+            case nil:
+                if parser.isReadingBody, parser.expectsContinue, !continueSent {
+                    continueSent = true
+                    connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                }
+                updateReading()
+                return
+            case .failure(let error):
+                finish(HTTPExchange.plain(error.status, error.reason, closing: true), closing: true)
+                return
+            case .success(let request):
+                continueSent = false
+                requestStartedAt = parser.bufferedBytes > 0 ? .now : nil
+                answer(request)
             }
-        case .failure(let error):
-            finish(HTTPExchange.plain(error.status, error.reason, closing: true), closing: true)
-        case .success(let request):
-            continueSent = false
-            requestStartedAt = parser.bufferedBytes > 0 ? .now : nil
-            answer(request)
         }
+        updateReading()
+    }
+
+    /// Reads only while a request may still be arriving: not while one is answered or its
+    /// answer waits for the client, and never more than one whole request ahead.
+    private func updateReading() {
+        let read = !ended && !answering && connection.isWritable && parser.bufferedBytes < parser.largestRequestBytes
+        if read { connection.startReading() } else { connection.stopReading() }
     }
 
     private func answer(_ request: HTTPRequest) {
         served += 1
         guard WireProtocol.isValidMethod(request.method) else {
             // The chain speaks methods of uppercase letters only (no M-SEARCH, no lowercase).
-            finish(HTTPExchange.plain(501, "the method \(request.method) is not implemented", closing: !request.keepAlive), closing: !request.keepAlive)
+            finish(HTTPExchange.plain(501, "the method \(request.method) is not implemented", closing: !request.keepAlive),
+                   closing: !request.keepAlive)
             return
         }
         guard coordinator.admitExchange() else {
@@ -123,12 +143,12 @@ actor HTTPSession {
         let closing = !request.keepAlive || served >= limits.httpRequests || ContinuousClock.now - openedAt >= limits.httpConnectionAge
         let method = request.method
         let message = HTTPExchange.message(for: request, id: MessageID(served))
-        let serial = served
+        answeringInline = true
         let waiter = coordinator.answer(message, for: id) { [self] answer in
             assumeIsolated { $0.answered(answer, method: method, closing: closing) }
         }
-        // An answer given at once (a refusal, a hot hit) may have moved on to the next request.
-        if answering && served == serial { self.waiter = waiter }
+        answeringInline = false
+        if answering { self.waiter = waiter }
     }
 
     private func answered(_ answer: ClientAnswer, method: String, closing: Bool) {
@@ -138,29 +158,38 @@ actor HTTPSession {
         guard !ended else { return }
         let close = closing || coordinator.draining
         finish(HTTPExchange.response(to: answer, method: method, closing: close), closing: close)
+        // An answer given later than its request (most): go on with the next one. One given at
+        // once is taken up by the loop in answerNext.
+        if !answeringInline { answerNext() }
     }
 
-    /// Writes `bytes`; then closes after them, or reads on.
+    /// Writes `bytes`; closes after them when `closing`.
     private func finish(_ bytes: [UInt8], closing: Bool) {
         var bytes = bytes
         connection.write(taking: &bytes)
         lastActivity = .now
-        guard !closing else {
+        if closing {
             ended = true
             connection.closeAfterWrites()
-            return
         }
-        connection.startReading()
-        answerNext()
     }
 
-    /// Once a second: a request taking too long to arrive gets 408, an idle connection past
-    /// `httpKeepAlive` or a connection past `httpConnectionAge` is closed.
+    /// Once a second: a connection whose queued answers the client has not taken for
+    /// `httpKeepAlive` is closed outright; a request taking too long to arrive gets 408; an
+    /// idle connection past `httpKeepAlive` or one past `httpConnectionAge` is closed.
     private func tick() {
-        guard !ended, !answering else { return }
         let now = ContinuousClock.now
-        if let started = requestStartedAt, parser.bufferedBytes > 0 {
-            let waited = parser.isReadingBody ? now - lastActivity : now - started
+        let queued = connection.queuedWriteBytes
+        if queued == 0 || queued < lastQueued { lastWriteProgress = now }
+        lastQueued = queued
+        if queued > 0 && now - lastWriteProgress > limits.httpKeepAlive {
+            connection.close()
+            return
+        }
+        guard !ended, !answering, connection.isWritable else { return }
+        if parser.bufferedBytes > 0 || parser.isReadingBody {
+            // A head must arrive within the timeout of its first byte; a body may pause that long.
+            let waited = parser.isReadingBody ? now - lastActivity : now - (requestStartedAt ?? lastActivity)
             if waited > limits.httpHeaderTimeout {
                 finish(HTTPExchange.plain(408, "the request did not arrive within \(limits.httpHeaderTimeout)", closing: true), closing: true)
             }
@@ -176,6 +205,11 @@ actor HTTPSession {
         ended = true
         timer?.close()
         timer = nil
+        // The connection may outlive the session (it closes once its writes are done): it must
+        // call nothing of it from now on.
+        connection.onRead = nil
+        connection.onEnd = nil
+        connection.onWritabilityChanged = nil
         if let waiter {
             self.waiter = nil
             coordinator.flights.cancel(waiter)
