@@ -87,6 +87,9 @@ public final class LocalCluster: Sendable {
         case .drain:
             notifier.stopping()
             logger.info("stopping: answering the requests in flight (second signal stops at once)")
+            // No new HTTP connections while draining (those open are answered 503 and closed).
+            let door = frontDoor.withLock { $0 }
+            try? await loop.submit { door?.assumeIsolated { $0.stopListening() } }
             // A second signal ends the wait for the drain, and the workers' grace.
             let impatience = Task { () -> Bool in
                 for await next in stops {
@@ -128,9 +131,13 @@ public final class LocalCluster: Sendable {
 
     /// Reads the configuration again and applies it (``Coordinator/reload(_:)``); one that does
     /// not load, would not run here or cannot be applied changes nothing and is logged. Loop thread.
-    private func reload(_ coordinator: Coordinator, reading reread: () throws -> Configuration, ready readyLine: String) {
-        notifier.reloading()
-        defer { notifier.ready(status: readyLine) }
+    private func reload(
+        _ coordinator: Coordinator, reading reread: () throws -> Configuration, ready readyLine: String, started: Bool
+    ) {
+        // Before every worker has registered, the service manager has not heard READY yet:
+        // a reload then must not say it.
+        if started { notifier.reloading() }
+        defer { if started { notifier.ready(status: readyLine) } }
         logger.notice("SIGHUP: reading the configuration again")
         let file: Configuration
         do {
@@ -245,7 +252,9 @@ public final class LocalCluster: Sendable {
             }
             if let reread {
                 signals.append(try LoopSignal(SIGHUP, on: loop) { [self] in
-                    reload(coordinator, reading: reread, ready: readyLine)
+                    reload(
+                        coordinator, reading: reread, ready: readyLine,
+                        started: supervisor.assumeIsolated { $0.started })
                 })
             }
         } catch {

@@ -10,6 +10,11 @@ private final class TCPConnection {
 
     /// A connection to `port`; `smallReceiveBuffer` makes the kernel hold little of what the
     /// server sends, so the server's own queue fills.
+    /// Whether a connection to 127.0.0.1:`port` is accepted now.
+    static func accepts(port: UInt16) -> Bool {
+        (try? TCPConnection(port: port)) != nil
+    }
+
     init(port: UInt16, smallReceiveBuffer: Bool = false) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if smallReceiveBuffer {
@@ -189,6 +194,37 @@ struct HTTPFrontDoorTests {
             let fine = try TCPConnection(port: port)
             fine.send("GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(fine.readToEnd().hasSuffix("hello http\n"))
+        }
+    }
+
+    @Test("While monarch up drains, the front door takes no new connection, and the request in flight is answered")
+    func drainClosesTheDoor() async throws {
+        try await ClusterGate.inTurn {
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            try folder.write("files/slow.txt", "slow\n")
+            try folder.write("monarch.yml", """
+                listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
+                domains: {static: [bundle]}
+                routes: [{match: "...", domain: static}]
+                workers: {bundle: {root: files, latency: 5s}}
+
+                """)
+            let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
+            defer { _ = up.signal(SIGKILL) }
+            try await FirstMinutesTests.waitFor("ready", from: up)
+            let ready = up.standardOutput.text
+            let range = try #require(ready.range(of: "http on tcp:127.0.0.1:"))
+            let port = try #require(UInt16(ready[range.upperBound...].prefix { $0.isNumber }))
+            let slow = try TCPConnection(port: port)
+            slow.send("GET /slow.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            try await Task.sleep(for: .milliseconds(300))  // the request reaches the bundle, which takes 5 s
+            _ = up.signal(SIGTERM)
+            try await eventually("the door to close") { !TCPConnection.accepts(port: port) }
+            // Closed while the drain goes on, not only once the process is gone.
+            #expect(up.exit == nil, "monarch up still drains the slow request")
+            #expect(slow.readToEnd().hasSuffix("slow\n"), "the request in flight is answered")
+            _ = try await up.waitForExit(timeout: .seconds(30))
         }
     }
 }

@@ -51,10 +51,15 @@ public actor HTTPFrontDoor {
         }
     }
 
-    /// Stops listening and closes every connection.
-    public func close() {
+    /// Stops taking new connections; those open go on.
+    public func stopListening() {
         for listener in listeners { listener.close() }
         listeners = []
+    }
+
+    /// Stops listening and closes every connection.
+    public func close() {
+        stopListening()
         for session in sessions.values { session.assumeIsolated { $0.close() } }
         sessions = [:]
     }
