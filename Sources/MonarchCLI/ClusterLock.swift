@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import MonarchConfig
+import MonarchCoordinator
 import MonarchWire
 
 /// Keeps a second `monarch up` from starting on the sockets of one that runs: a lock file
@@ -34,7 +35,7 @@ final class ClusterLock {
             return nil
         }).first else { return nil }
         let path = socket + ".lock"
-        createParentFolders(of: path)
+        Coordinator.createParentDirectory(of: path)
         while true {
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard descriptor >= 0 else {
@@ -85,12 +86,5 @@ final class ClusterLock {
         var named = stat()
         guard fstat(descriptor, &held) == 0, stat(path, &named) == 0 else { return false }
         return held.st_dev == named.st_dev && held.st_ino == named.st_ino
-    }
-
-    private static func createParentFolders(of path: String) {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        for end in parts.indices where !parts[end].isEmpty {
-            mkdir(parts[...end].joined(separator: "/"), 0o700)
-        }
     }
 }

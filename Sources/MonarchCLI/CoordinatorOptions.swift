@@ -26,7 +26,7 @@ struct CoordinatorOptions: ParsableArguments {
             // only if it is this user's alone (another user could have made it first).
             if config.source == .embeddedDefault, case .unix(let path) = address {
                 do {
-                    try RuntimeDirectory.verify(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+                    try RuntimeDirectory.verify(RuntimeDirectory.folder(containing: path))
                 } catch {
                     throw ConfigurationProblem("\(error); not connecting")
                 }

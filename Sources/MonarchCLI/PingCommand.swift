@@ -37,18 +37,12 @@ struct PingCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         await client.close()
-        var line = "PONG from \(address) in \(Self.milliseconds(ping.roundTrip)) ms"
+        let roundTrip = Double(ping.roundTrip.components.seconds) * 1000 + Double(ping.roundTrip.components.attoseconds) / 1e15
+        var line = "PONG from \(address) in \(StatusTable.milliseconds(roundTrip))"
         if let release = ping.release { line += " — monarch \(release)" }
         if let uptime = ping.uptime {
             line += (ping.release == nil ? " — " : ", ") + "up " + StatusTable.duration(Int(uptime.wholeMilliseconds))
         }
         print(line)
-    }
-
-    /// `duration` in milliseconds with two decimals.
-    static func milliseconds(_ duration: Duration) -> String {
-        let hundredths = Int((Double(duration.components.seconds) * 1e5 + Double(duration.components.attoseconds) / 1e13).rounded())
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }

@@ -32,7 +32,7 @@ struct UpCommand: AsyncParsableCommand {
         let configuration = try options.loadConfiguration()
         if source == .embeddedDefault, case .unix(let path) = configuration.listen.workers {
             do {
-                try RuntimeDirectory.prepare(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+                try RuntimeDirectory.prepare(RuntimeDirectory.folder(containing: path))
             } catch {
                 throw ConfigurationProblem("\(error)")
             }

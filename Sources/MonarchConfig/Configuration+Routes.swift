@@ -1,6 +1,11 @@
 import MonarchWire
 
 extension Configuration {
+    /// The longest a request may run: `limits.timeout`, or a route's longer `timeout`.
+    public var longestRequestTimeout: Duration {
+        routes.compactMap(\.timeout).reduce(limits.timeout, max)
+    }
+
     /// The keys a route may have.
     static let routeKeys = ["match", "where", "domain", "upstream", "ttl", "timeout", "policy", "public", "headers"]
 

@@ -36,14 +36,18 @@ public enum RuntimeDirectory {
         return String(repeating: "0", count: 12 - text.count) + text
     }
 
+    /// The folder `path` is in: a socket's runtime folder, a runtime folder's root.
+    public static func folder(containing path: String) -> String {
+        String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+    }
+
     /// Creates the runtime folder `path` and its parent when missing (mode `0700`), and makes
     /// sure each is a real folder (not a link) that this user owns and nobody else may enter —
     /// in `/tmp`, another user could have made it first to take the sockets over.
     ///
     /// - Throws: ``ConfigError`` naming the folder and what is wrong with it.
     public static func prepare(_ path: String) throws(ConfigError) {
-        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        for folder in [parent, path] where !folder.isEmpty {
+        for folder in [folder(containing: path), path] where !folder.isEmpty {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
                 throw problem(folder, "cannot be created: \(String(cString: strerror(errno)))")
             }
@@ -59,8 +63,7 @@ public enum RuntimeDirectory {
     ///
     /// - Throws: ``ConfigError`` naming the folder and what is wrong with it.
     public static func verify(_ path: String) throws(ConfigError) {
-        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        for folder in [parent, path] where !folder.isEmpty {
+        for folder in [folder(containing: path), path] where !folder.isEmpty {
             var info = stat()
             guard lstat(folder, &info) == 0 else { return }
             try checkOwnership(folder, info)

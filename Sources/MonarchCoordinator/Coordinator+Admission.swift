@@ -209,14 +209,19 @@ extension Coordinator {
     /// Registers a client of `role` from TCP `peer` (nil: a Unix socket); its `welcome` lists
     /// `features`, the extensions agreed to (nil: none).
     private func admitClient(_ connection: FrameConnection, role: ClientRole, peer: String?, features: [String]?) {
-        let id = nextClient
-        nextClient += 1
+        let id = takeClientID()
         let session = ClientSession(id: id, connection: connection, role: role, peer: peer, coordinator: self)
         clients[id] = session
         if role == .admin { adminSessions += 1 }
         let uptime = Int((ContinuousClock.now - startedAt).wholeMilliseconds)
         try? connection.send(.welcome(Welcome(
             maxFrameBytes: limits.maxFrameBytes, features: features, release: MonarchRelease.version, uptimeMs: uptime)))
+    }
+
+    /// A number for a new client session (wire or HTTP), never given before.
+    func takeClientID() -> Int {
+        defer { nextClient += 1 }
+        return nextClient
     }
 
     func clientLeft(_ session: ClientSession) {

@@ -169,10 +169,9 @@ public final class Coordinator: Sendable {
         kind: String, configuration: Configuration, loop: EventLoop, logger: Logger, hotTier: LoopBound<HotTier>? = nil
     ) -> CachePool {
         // Invalidations matter for as long as a trip, and then its write-back, may run.
-        let longestTrip = configuration.routes.compactMap(\.timeout).reduce(configuration.limits.timeout, max)
         return CachePool(
             kind: kind, loop: loop, logger: logger,
-            invalidationMemory: longestTrip + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
+            invalidationMemory: configuration.longestRequestTimeout + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits, hotTier: hotTier)
     }
 
@@ -298,7 +297,9 @@ public final class Coordinator: Sendable {
         return listener
     }
 
-    private static func createParentDirectory(of path: String) {
+    /// Creates the folders above `path` that are missing, each readable by this user alone
+    /// (`0700`); what exists is left as it is.
+    package static func createParentDirectory(of path: String) {
         var directory = ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
         for (index, part) in parts.enumerated() {

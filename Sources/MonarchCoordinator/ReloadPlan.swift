@@ -48,14 +48,11 @@ struct ReloadPlan: Equatable {
 
         // The cache pools remember an invalidation for as long as the longest trip may run, a
         // length fixed at start: a longer one could write back an answer read before it.
-        let longest = { (configuration: Configuration) in
-            configuration.routes.compactMap(\.timeout).reduce(configuration.limits.timeout, max)
-        }
-        guard longest(file) <= longest(running) else {
+        guard file.longestRequestTimeout <= running.longestRequestTimeout else {
             throw ConfigError(
                 keyPath: "limits.timeout", problem: "raises the longest request timeout (limits.timeout or a route's "
-                    + "timeout) from \(longest(running)) to \(longest(file)): invalidations are remembered for the "
-                    + "longest one set at start, so this needs a restart")
+                    + "timeout) from \(running.longestRequestTimeout) to \(file.longestRequestTimeout): invalidations "
+                    + "are remembered for the longest one set at start, so this needs a restart")
         }
         let kinds = Set(running.domains.flatMap(\.providers) + running.workers.map(\.kind))
         for (index, domain) in file.domains.enumerated() {

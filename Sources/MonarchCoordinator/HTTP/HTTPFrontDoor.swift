@@ -71,8 +71,7 @@ public actor HTTPFrontDoor {
             stream.close()
             return
         }
-        let id = coordinator.nextClient
-        coordinator.nextClient += 1
+        let id = coordinator.takeClientID()
         let session = HTTPSession(id: id, connection: stream, coordinator: coordinator, limits: limits) { [unowned self] id in
             assumeIsolated { $0.sessions[id] = nil }
         }
