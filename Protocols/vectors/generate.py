@@ -132,6 +132,9 @@ valid("request-forwarded-to-worker", "A request as the coordinator forwards it t
       msg({"type": "request", "id": 12, "path": "users/1", "domain": "api", "policy": "cacheFirst",
            "deadlineMs": 4800, "params": {"id": "1"}, "upstream": "http://127.0.0.1:8080/users/1",
            "ttlMs": 60000, "key": "users/1"}))
+valid("request-relayed", "A request relayed for an HTTP client: HTTP's caching rules, the upstream's answer as it is.",
+      msg({"type": "request", "id": 18, "path": "users/1", "method": "HEAD",
+           "headers": {"cache-control": "max-age=60", "if-none-match": "\"v1\""}, "relay": True}))
 PNG_BYTES = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\xff\xfe\xc0\xaf"
 try:
     PNG_BYTES.decode("utf-8")
@@ -391,6 +394,8 @@ invalid("response-status-out-of-range", "Status 42 is outside 100...599.", "inva
         bad(compact({"type": "response", "id": 1, "status": 42})))
 invalid("policy-unknown", "A policy that does not exist.", "invalidField",
         bad(compact({"type": "request", "id": 1, "path": "users/1", "policy": "sometimes"})))
+invalid("method-leading-digit", "Methods start with an uppercase letter.", "invalidField",
+        bad(compact({"type": "request", "id": 1, "path": "users/1", "method": "9GET"})))
 invalid("method-lowercase", "Methods are uppercase tokens.", "invalidField",
         bad(compact({"type": "request", "id": 1, "path": "users/1", "method": "get"})))
 invalid("body-not-base64", "A body with a character outside the base64 alphabet.", "invalidField",

@@ -21,6 +21,9 @@
 ///   revalidate).
 /// - `noCache`: storing providers are neither asked nor handed the response.
 ///
+/// A relayed request (``Request/relay``, an HTTP client's) follows HTTP's caching rules
+/// instead of a policy (RFC 9111, see ``HTTPCacheRules``).
+///
 /// Whatever the policy, a read that may not share (``SharingRules/bypassesCaches(_:)``:
 /// credentials on a route that is not public, conditions, unknown headers) passes the storing
 /// providers by, as under `noCache`.
@@ -78,6 +81,10 @@ public struct ProviderChain: Sendable {
         let usable = reachable(for: request, from: providers)
         guard !usable.isEmpty else {
             throw ChainError(.noProviders, "no provider serves the request's domain (\(request.domain))")
+        }
+        if request.relay {
+            let run = RelayRun(request: request, providers: providers, refreshes: refreshes, background: background)
+            return try await run.answer()
         }
         let run = ChainRun(request: request, providers: usable, refreshes: refreshes, background: background)
         return try await run.answer(onAttempt: onAttempt)

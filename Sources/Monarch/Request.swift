@@ -28,13 +28,18 @@ public struct Request: Sendable, Hashable {
     /// What routing decided about the request (parameters, upstream, TTL, cache key); empty
     /// until a router has seen it.
     public var route: RouteContext
+    /// Whether the request is relayed for an HTTP client: the chain follows HTTP's caching
+    /// rules (RFC 9111, see ``HTTPCacheRules``) instead of the ``policy``, and a network
+    /// provider answers with what the upstream said, whatever its status, following no redirect.
+    public var relay: Bool
 
     /// Creates a request; only the path is required.
     public init(
         path: String, domain: RequestDomain = .any, query: [QueryItem] = [], method: String = "GET",
         headers: [String: String] = [:], body: Data? = nil, policy: CachePolicy? = nil,
-        deadline: Duration? = nil, route: RouteContext = RouteContext()
+        deadline: Duration? = nil, route: RouteContext = RouteContext(), relay: Bool = false
     ) {
+        self.relay = relay
         self.path = path
         self.domain = domain
         self.query = query

@@ -13,7 +13,8 @@ extension Request {
             deadline: message.deadlineMs.map { .milliseconds(Int64(clamping: $0)) },
             route: RouteContext(
                 parameters: message.params ?? [:], upstream: message.upstream,
-                ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheKey: message.key))
+                ttl: message.ttlMs.map { .milliseconds(Int64(clamping: $0)) }, cacheKey: message.key),
+            relay: message.relay ?? false)
     }
 
     /// This request as a `request` message with `id`, naming its domain unless it is
@@ -26,7 +27,7 @@ extension Request {
             method: method == "GET" ? nil : method, headers: headers.isEmpty ? nil : headers, body: body,
             policy: policy, deadlineMs: deadline?.wholeMilliseconds,
             params: route.parameters.isEmpty ? nil : route.parameters, upstream: route.upstream,
-            ttlMs: route.ttl?.wholeMilliseconds, key: route.cacheKey)
+            ttlMs: route.ttl?.wholeMilliseconds, key: route.cacheKey, relay: relay ? true : nil)
     }
 }
 

@@ -26,13 +26,14 @@ extension Coordinator {
     /// the cache would be asked first and would answer it as it stands, exactly as a cache
     /// worker's hit goes out (with its age now), counted as a hot hit; returns whether it did
     /// (`done` has then been called). A `GET` that may share, under `cacheFirst` or
-    /// `cacheThenRefresh`, on a chain that starts with a cache. Loop thread only.
+    /// `cacheThenRefresh`, on a chain that starts with a cache, not relayed for an HTTP client
+    /// (HTTP's rules decide those). Loop thread only.
     func answerFromHotTier(
         _ plan: RequestPlan, id: MessageID, arrived: ContinuousClock.Instant,
         done: @Sendable (ClientAnswer) -> Void
     ) -> Bool {
         let request = plan.request
-        guard let hotTier, request.method == "GET", let key = request.route.cacheKey,
+        guard let hotTier, !request.relay, request.method == "GET", let key = request.route.cacheKey,
             request.policy != .noCache, request.policy != .networkFirst, plan.providers.first is CachePool,
             SharingRules.mayShare(request),
             let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)

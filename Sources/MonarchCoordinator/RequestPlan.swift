@@ -18,7 +18,7 @@ struct RequestPlan {
     /// The key identical reads in flight share: the request key, the cache policy and the
     /// values of the negotiation and route-keyed headers (``Request/negotiationVariant``); nil
     /// for requests that are not ``Request/isShareable`` (mutations, bodies, credentials off a
-    /// public route, conditions, unknown headers), which never share a trip.
+    /// public route, conditions, unknown headers) and for relayed ones, which never share a trip.
     var sharedKey: String?
 
     /// Plans `message`: checks it against `limits`, parses its path, finds its route and
@@ -76,7 +76,11 @@ struct RequestPlan {
                 throw ChainError(.invalidPath, "invalid path \(LogText.quoted(routed.encoded)): \(error.message)")
             }
         }
-        let key = plain?.cacheKey ?? CacheKey(method: method, domain: domain, encodedPath: routed.encoded, query: query).rawValue
+        // A relayed HEAD is answered from the GET's entry (RFC 9111 §4: a HEAD may be
+        // answered with a stored GET response's headers).
+        let keyMethod = message.relay == true && method == "HEAD" ? "GET" : method
+        let key = plain?.cacheKey
+            ?? CacheKey(method: keyMethod, domain: domain, encodedPath: routed.encoded, query: query).rawValue
         // A TTL the client asks for is honoured within the route's: it may shorten, never lengthen.
         let requestedTTL = message.ttlMs.map { asked in
             let duration = Duration.milliseconds(Int64(clamping: asked))
@@ -89,7 +93,8 @@ struct RequestPlan {
             policy: message.policy ?? route.policy, deadline: deadline,
             route: RouteContext(
                 parameters: match.parameters, upstream: upstream, ttl: requestedTTL ?? route.ttl, cacheKey: key,
-                requestedTTL: requestedTTL, isPublic: route.isPublic, keyedHeaders: route.keyedHeaders))
+                requestedTTL: requestedTTL, isPublic: route.isPublic, keyedHeaders: route.keyedHeaders),
+            relay: message.relay ?? false)
         // A read that shares carries upstream only what its sharing accounts for.
         if !request.headers.isEmpty { request.headers = SharingRules.upstreamHeaders(of: request) }
         providers = chain
@@ -98,7 +103,10 @@ struct RequestPlan {
         // Reads share a trip only under the same policy (a `noCache` read must not take a
         // cache's answer) and the same negotiation headers; never a read whose answer may be
         // for its caller alone.
-        if let plain, message.policy == nil, message.ttlMs == nil, (message.headers ?? [:]).isEmpty,
+        if request.relay {
+            // HTTP's rules decide per request what a stored or fetched answer may serve.
+            sharedKey = nil
+        } else if let plain, message.policy == nil, message.ttlMs == nil, (message.headers ?? [:]).isEmpty,
            message.body?.isEmpty ?? true {
             // A plain read with nothing of its own: the path's shared key, worked out once.
             sharedKey = plain.sharedKey

@@ -136,7 +136,8 @@ enum HotMessageCodec {
                 read("params", into: &message.params, { $0.stringMap() }),
                 read("upstream", into: &message.upstream, { $0.string() }),
                 read("ttlMs", into: &message.ttlMs, { $0.unsignedInteger() }),
-                read("key", into: &message.key, { $0.string() })
+                read("key", into: &message.key, { $0.string() }),
+                read("relay", into: &message.relay, { $0.bool() })
             else { return nil }
             return message
         }
@@ -357,6 +358,7 @@ enum HotMessageCodec {
             writer.field("upstream", request.upstream)
             writer.field("ttlMs", request.ttlMs)
             writer.field("key", request.key)
+            writer.field("relay", request.relay)
         case .response(let response):
             writer.begin(type: "response")
             writer.field("id", response.id)

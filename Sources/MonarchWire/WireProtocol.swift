@@ -18,8 +18,13 @@ public enum WireProtocol {
         return true
     }
 
-    /// Whether `method` is a valid request method: one or more uppercase ASCII letters.
+    /// Whether `method` is a valid request method: an uppercase ASCII letter, then uppercase
+    /// letters, digits, `-` and `_` (`GET`, `M-SEARCH`; never lowercase).
     public static func isValidMethod(_ method: String) -> Bool {
-        !method.isEmpty && method.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+        guard let first = method.utf8.first, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) else { return false }
+        return method.utf8.allSatisfy { byte in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
     }
 }

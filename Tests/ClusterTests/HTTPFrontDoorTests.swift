@@ -5,7 +5,7 @@ import Glibc
 import Testing
 
 /// A plain TCP connection to 127.0.0.1 for speaking HTTP by hand.
-private final class TCPConnection {
+final class TCPConnection {
     private let descriptor: Int32
 
     /// A connection to `port`; `smallReceiveBuffer` makes the kernel hold little of what the
@@ -138,7 +138,7 @@ struct HTTPFrontDoorTests {
                 ("GET /a HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", "400"),
                 ("GET /a%0d%0aX:y HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
                 ("GET /a HTTP/2.0\r\nHost: x\r\n\r\n", "505"),
-                ("M-SEARCH /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "501"),
+                ("Get /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "400"),
                 ("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", "413"),
                 ("GET /a HTTP/1.1\r\nHost: x\r\n" + (0..<25).map { "H\($0): v\r\n" }.joined() + "\r\n", "431"),
                 ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n", "414"),

@@ -9,18 +9,19 @@ import MonarchWire
 /// How an HTTP request becomes a Monarch request, and the chain's answer an HTTP response.
 ///
 /// The target (`/path?query`, or an absolute URL) is the request's path, routed like any
-/// other. Of the request's headers, those that choose among shared representations
-/// (`Accept`, `Accept-Language`, `Accept-Charset`), the credentials (`Authorization`, `Cookie`,
-/// `X-Api-Key`), the tracing ids, and `Content-Type` with a body are passed on; the others
-/// (`Host`, `User-Agent`, conditionals, hop-by-hop headers) are not, so that browsers' reads
-/// share the cache. The answer's status, headers and body go back as they are (an upstream's
-/// 404 is a 404 with its body), with `Content-Length`, `Date`, `Age` for a cached answer,
-/// `Via` and `Cache-Status` (RFC 9211); a request every provider missed is a 404 saying so,
-/// and a failure is 4xx or 5xx with its code in `Monarch-Error`.
+/// other, and the request is relayed (``Monarch/Request/relay``): the chain keeps HTTP's
+/// caching rules (RFC 9111) and the upstream's answer comes back as it is. Every end-to-end
+/// request header is passed on; the connection's own (hop-by-hop, those `Connection` names,
+/// `Host`, `Content-Length`, `Expect`) are not. The answer's status, headers and body go back
+/// as they are (an upstream's 404 is a 404 with its body), with `Content-Length`, `Date`,
+/// `Via`, and the chain's `Age` and `Cache-Status` (RFC 9211); a `GET` or `HEAD` whose
+/// conditions the answer meets gets `304 Not Modified`; a request every provider missed is a
+/// 404 saying so, and a failure is 4xx or 5xx with its code in `Monarch-Error`.
 enum HTTPExchange {
-    /// The request headers passed on, besides the tracing ids.
-    static let forwardedHeaders: Set<String> = [
-        "accept", "accept-language", "accept-charset", "authorization", "cookie", "x-api-key",
+    /// Request headers that belong to the client's connection, never passed on.
+    static let connectionHeaders: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host",
+        "content-length", "expect", "proxy-authorization",
     ]
 
     /// Response headers a hop does not pass on (`Content-Length` is written anew).
@@ -28,35 +29,78 @@ enum HTTPExchange {
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "content-length",
     ]
 
-    /// The Monarch request for `request`, with `id`.
+    /// The Monarch request for `request`, with `id`: relayed, with its end-to-end headers
+    /// (names lowercased, repeated ones joined with `, `).
     static func message(for request: HTTPRequest, id: MessageID) -> RequestMessage {
+        var named: Set<String> = []
+        for header in request.headers where header.name.lowercased() == "connection" {
+            for option in header.value.split(separator: ",") { named.insert(String(option).trimmingHTTPSpaces.lowercased()) }
+        }
         var headers: [String: String] = [:]
         for header in request.headers {
             let name = header.name.lowercased()
-            let passed = forwardedHeaders.contains(name) || HeaderRole(name: name) == .tracing
-                || (name == "content-type" && !request.body.isEmpty)
-            guard passed else { continue }
+            guard !connectionHeaders.contains(name), !named.contains(name) else { continue }
+            if name == "content-type" && request.body.isEmpty { continue }
             headers[name] = headers[name].map { $0 + ", " + header.value } ?? header.value
         }
         return RequestMessage(
             id: id, path: request.target, method: request.method == "GET" ? nil : request.method,
-            headers: headers.isEmpty ? nil : headers, body: request.body.isEmpty ? nil : Data(request.body))
+            headers: headers.isEmpty ? nil : headers, body: request.body.isEmpty ? nil : Data(request.body), relay: true)
     }
 
-    /// The HTTP response to `answer`, without a body for a `HEAD`; `Connection: close` when
-    /// `closing`.
-    static func response(to answer: ClientAnswer, method: String, closing: Bool) -> [UInt8] {
+    /// The paths whose stored responses an answer with `status` to `request` makes stale (RFC
+    /// 9111 §4.4): after an unsafe method answered 2xx or 3xx, the request's target and the
+    /// `Location` and `Content-Location` of the answer when they name this listener (a path,
+    /// or a URL whose host is the request's `Host`); none otherwise.
+    static func invalidatedPaths(by request: HTTPRequest, status: Int, responseHeaders: [String: String]) -> [String] {
+        guard HTTPCacheRules.invalidates(method: request.method, status: status) else { return [] }
+        var paths = [request.target]
+        let host = request.headers.first { $0.name.lowercased() == "host" }?.value.lowercased()
+        for name in ["location", "content-location"] {
+            guard let value = HTTPCacheRules.value(name, in: responseHeaders), let path = localPath(of: value, host: host),
+                !paths.contains(path)
+            else { continue }
+            paths.append(path)
+        }
+        return paths
+    }
+
+    /// The path `reference` names on this listener: itself when it starts with `/`; for an
+    /// `http` URL whose authority is `host`, its path; nil for anything else.
+    private static func localPath(of reference: String, host: String?) -> String? {
+        if reference.hasPrefix("/") && !reference.hasPrefix("//") { return reference }
+        guard let host, reference.lowercased().hasPrefix("http://") else { return nil }
+        let rest = reference.dropFirst("http://".count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard authority.lowercased() == host else { return nil }
+        let path = rest.dropFirst(authority.count)
+        return path.hasPrefix("/") ? String(path) : nil
+    }
+
+    /// The HTTP response to `answer` for `request`: `304 Not Modified` when the request's
+    /// conditions are met, no body for a `HEAD`, `Connection: close` when `closing`.
+    static func response(to answer: ClientAnswer, for request: HTTPRequest, closing: Bool) -> [UInt8] {
         switch answer {
         case .prepared(let prepared, _, let ageMs):
             var message = prepared.message
             if let ageMs { message.ageMs = ageMs }
-            return response(message, method: method, closing: closing)
+            return response(message, for: request, closing: closing)
         case .message(.response(let message)):
-            return response(message, method: method, closing: closing)
+            return response(message, for: request, closing: closing)
         case .message(.failure(let failure)):
             return refusal(failure.error, closing: closing)
         case .message(let other):
             return plain(502, "the chain answered \(other.type)", code: "invalidMessage", closing: true)
+        }
+    }
+
+    /// The status and headers `answer` has, for the invalidation that follows an unsafe
+    /// method's answer; nil for a failure.
+    static func statusAndHeaders(of answer: ClientAnswer) -> (Int, [String: String])? {
+        switch answer {
+        case .prepared(let prepared, _, _): (prepared.message.status, prepared.message.headers ?? [:])
+        case .message(.response(let message)): (message.status, message.headers ?? [:])
+        default: nil
         }
     }
 
@@ -66,7 +110,7 @@ enum HTTPExchange {
         var headers = [
             HTTPHeader(name: "Content-Type", value: "text/plain; charset=utf-8"),
             HTTPHeader(name: "Content-Length", value: String(body.count)),
-            HTTPHeader(name: "Date", value: httpDate()),
+            HTTPHeader(name: "Date", value: HTTPDate.now()),
         ]
         if let code { headers.append(HTTPHeader(name: "Monarch-Error", value: code)) }
         headers += extra
@@ -74,32 +118,55 @@ enum HTTPExchange {
         return HTTPResponseHead(status: status, headers: headers).bytes + body
     }
 
-    private static func response(_ message: ResponseMessage, method: String, closing: Bool) -> [UInt8] {
+    private static func response(_ message: ResponseMessage, for request: HTTPRequest, closing: Bool) -> [UInt8] {
         // A 1xx is interim: sent as the final answer, the client would take the next answer
         // on the connection for this request's.
         if (100..<200).contains(message.status) {
             return plain(502, "the upstream's final answer was \(message.status), an interim status", code: "upstreamStatus", closing: closing)
         }
-        let body = message.content.map { Array($0.bytes) } ?? []
+        let method = request.method
+        var fields = message.headers ?? [:]
+        var status = message.status
+        let requestHeaders = Dictionary(request.headers.map { ($0.name.lowercased(), $0.value) }) { $0 + ", " + $1 }
+        if method == "GET" || method == "HEAD",
+            HTTPConditions.isNotModified(requestHeaders: requestHeaders, responseHeaders: fields, status: status)
+        {
+            status = 304
+            fields = HTTPConditions.notModifiedHeaders(of: fields)
+        }
+        var body = status == 304 ? [] : message.content.map { Array($0.bytes) } ?? []
+        if method == "GET", status == 200, rangeApplies(requestHeaders["if-range"], to: fields) {
+            // A part of a whole answer, as a cache serves one (RFC 9110 §14).
+            switch ByteRange.selection(requestHeaders["range"], length: body.count) {
+            case .range(let range):
+                fields["content-range"] = range.contentRange(of: body.count)
+                body = Array(body[range.first...range.last])
+                status = 206
+            case .unsatisfiable:
+                fields["content-range"] = "bytes */\(body.count)"
+                body = []
+                status = 416
+            case .whole:
+                break
+            }
+        }
         var headers: [HTTPHeader] = []
         var hasDate = false
         var headLength: String?
-        for (name, value) in (message.headers ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             let lowered = name.lowercased()
             if lowered == "content-length" { headLength = value }
-            guard !hopByHop.contains(lowered), lowered != "age", lowered != "via", lowered != "cache-status" else { continue }
+            guard !hopByHop.contains(lowered), lowered != "via" else { continue }
             if lowered == "date" { hasDate = true }
-            headers.append(HTTPHeader(name: name, value: value))
+            headers.append(HTTPHeader(name: canonicalName(name), value: value))
         }
-        if !hasDate { headers.append(HTTPHeader(name: "Date", value: httpDate())) }
-        let cached = message.source == "cache"
-        if cached { headers.append(HTTPHeader(name: "Age", value: String((message.ageMs ?? 0) / 1000))) }
-        headers.append(HTTPHeader(name: "Via", value: "1.1 monarch"))
-        headers.append(HTTPHeader(name: "Cache-Status", value: cacheStatus(of: message)))
-        let noBody = method == "HEAD" || message.status == 204 || message.status == 304
-        if message.status == 204 {
-            // A 204 carries no Content-Length (RFC 9110, 8.6).
-        } else if method == "HEAD" || message.status == 304 {
+        if !hasDate { headers.append(HTTPHeader(name: "Date", value: HTTPDate.now())) }
+        let via = fields["via"].map { $0 + ", " } ?? ""
+        headers.append(HTTPHeader(name: "Via", value: via + "1.1 monarch"))
+        let noBody = method == "HEAD" || status == 204 || status == 304
+        if status == 204 || status == 304 {
+            // A 204 carries no Content-Length (RFC 9110, 8.6); a 304 none that could mislead.
+        } else if method == "HEAD" {
             // The length a GET would have: the upstream's, when it said it.
             if let length = body.isEmpty ? headLength : String(body.count) {
                 headers.append(HTTPHeader(name: "Content-Length", value: length))
@@ -108,17 +175,28 @@ enum HTTPExchange {
             headers.append(HTTPHeader(name: "Content-Length", value: String(body.count)))
         }
         if closing { headers.append(HTTPHeader(name: "Connection", value: "close")) }
-        return HTTPResponseHead(status: message.status, headers: headers).bytes + (noBody ? [] : body)
+        return HTTPResponseHead(status: status, headers: headers).bytes + (noBody ? [] : body)
     }
 
-    /// RFC 9211's `Cache-Status` of an answer: a hit, a stale hit, or forwarded.
-    private static func cacheStatus(of message: ResponseMessage) -> String {
-        guard message.source == "cache" else {
-            return "monarch; fwd=" + (message.cacheable == true ? "miss; stored" : "miss")
+    /// `name` as HTTP/1.1 usually spells it, each word capitalised (`content-type` →
+    /// `Content-Type`): Monarch keeps names in lowercase, and names compare without case.
+    static func canonicalName(_ name: String) -> String {
+        var result = ""
+        result.reserveCapacity(name.utf8.count)
+        var startOfWord = true
+        for character in name {
+            result.append(startOfWord ? Character(character.uppercased()) : character)
+            startOfWord = character == "-"
         }
-        if message.stale == true { return "monarch; hit; fwd=stale" }
-        let ttl = message.ttlMs.map { "; ttl=\($0 / 1000)" } ?? ""
-        return "monarch; hit\(ttl)"
+        return result
+    }
+
+    /// Whether a `Range` applies to an answer with `headers` given the request's `If-Range`
+    /// (absent, or the answer's strong `ETag` or its `Last-Modified` exactly).
+    private static func rangeApplies(_ ifRange: String?, to headers: [String: String]) -> Bool {
+        guard let ifRange = ifRange?.trimmingHTTPSpaces else { return true }
+        if ifRange.hasPrefix("\"") { return HTTPCacheRules.value("etag", in: headers) == ifRange }
+        return HTTPCacheRules.value("last-modified", in: headers) == ifRange
     }
 
     /// The response to a chain that failed with `error`.
@@ -139,17 +217,5 @@ enum HTTPExchange {
         }
         let text = code == "exhausted" ? "Not found: \(error.message)" : "\(code): \(error.message)"
         return plain(status, text, code: code, closing: closing || code == "shuttingDown", extra: extra)
-    }
-
-    /// Now as an HTTP date: `Fri, 27 Nov 2026 09:40:00 GMT`.
-    static func httpDate() -> String {
-        var now = time(nil)
-        var parts = tm()
-        gmtime_r(&now, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 }

@@ -127,7 +127,7 @@ actor HTTPSession {
     private func answer(_ request: HTTPRequest) {
         served += 1
         guard WireProtocol.isValidMethod(request.method) else {
-            // The chain speaks methods of uppercase letters only (no M-SEARCH, no lowercase).
+            // The chain speaks uppercase methods only (letters, digits, `-`, `_`).
             finish(HTTPExchange.plain(501, "the method \(request.method) is not implemented", closing: !request.keepAlive),
                    closing: !request.keepAlive)
             return
@@ -141,23 +141,43 @@ actor HTTPSession {
         answering = true
         connection.stopReading()
         let closing = !request.keepAlive || served >= limits.httpRequests || ContinuousClock.now - openedAt >= limits.httpConnectionAge
-        let method = request.method
         let message = HTTPExchange.message(for: request, id: MessageID(served))
         answeringInline = true
         let waiter = coordinator.answer(message, for: id) { [self] answer in
-            assumeIsolated { $0.answered(answer, method: method, closing: closing) }
+            assumeIsolated { $0.answered(answer, to: request, closing: closing) }
         }
         answeringInline = false
         if answering { self.waiter = waiter }
     }
 
-    private func answered(_ answer: ClientAnswer, method: String, closing: Bool) {
+    private func answered(_ answer: ClientAnswer, to request: HTTPRequest, closing: Bool) {
         coordinator.exchangeFinished()
         waiter = nil
+        guard !ended else {
+            answering = false
+            return
+        }
+        let paths = HTTPExchange.statusAndHeaders(of: answer).map { status, headers in
+            HTTPExchange.invalidatedPaths(by: request, status: status, responseHeaders: headers)
+        } ?? []
+        guard !paths.isEmpty else { return deliver(answer, to: request, closing: closing) }
+        // An unsafe method changed the resource: what caches keep of it goes before the answer
+        // does, so the client's next read finds none of it (RFC 9111 §4.4).
+        let coordinator = self.coordinator
+        Task(executorPreference: loop) { [self] in
+            for path in paths {
+                _ = await coordinator.invalidate(InvalidateMessage(id: 0, target: .path(path)))
+            }
+            await deliver(answer, to: request, closing: closing)
+        }
+    }
+
+    /// Writes the answer to `request`, then goes on with the next request.
+    private func deliver(_ answer: ClientAnswer, to request: HTTPRequest, closing: Bool) {
         answering = false
         guard !ended else { return }
         let close = closing || coordinator.draining
-        finish(HTTPExchange.response(to: answer, method: method, closing: close), closing: close)
+        finish(HTTPExchange.response(to: answer, for: request, closing: close), closing: close)
         // An answer given later than its request (most): go on with the next one. One given at
         // once is taken up by the loop in answerNext.
         if !answeringInline { answerNext() }

@@ -33,13 +33,17 @@ public struct RequestMessage: Codable, Sendable, Equatable {
     public var ttlMs: UInt64?
     /// The cache key (coordinator → worker).
     public var key: String?
+    /// Whether the request is relayed for an HTTP client: the chain keeps HTTP's caching rules
+    /// (RFC 9111) instead of Monarch's, and a network worker answers with what the upstream
+    /// said, whatever its status, following no redirect. Absent: false.
+    public var relay: Bool?
 
     /// Creates a request.
     public init(
         id: MessageID, path: String, domain: String? = nil, query: [QueryItem]? = nil,
         method: String? = nil, headers: [String: String]? = nil, body: Data? = nil,
         policy: CachePolicy? = nil, deadlineMs: UInt64? = nil, params: [String: String]? = nil,
-        upstream: String? = nil, ttlMs: UInt64? = nil, key: String? = nil
+        upstream: String? = nil, ttlMs: UInt64? = nil, key: String? = nil, relay: Bool? = nil
     ) {
         self.id = id
         self.path = path
@@ -54,10 +58,11 @@ public struct RequestMessage: Codable, Sendable, Equatable {
         self.upstream = upstream
         self.ttlMs = ttlMs
         self.key = key
+        self.relay = relay
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, path, domain, query, method, headers, body, policy, deadlineMs, params, upstream, ttlMs, key
+        case id, path, domain, query, method, headers, body, policy, deadlineMs, params, upstream, ttlMs, key, relay
     }
 
     public init(from decoder: any Decoder) throws {
@@ -67,7 +72,7 @@ public struct RequestMessage: Codable, Sendable, Equatable {
         domain = try c.decodeIfPresent(String.self, forKey: .domain)
         query = try c.decodeIfPresent([QueryItem].self, forKey: .query)
         method = try c.decodeStringIfPresent(
-            forKey: .method, expected: "an uppercase method such as GET", isValid: WireProtocol.isValidMethod)
+            forKey: .method, expected: "an uppercase method such as GET or M-SEARCH", isValid: WireProtocol.isValidMethod)
         headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
         body = try c.decodeIfPresent(Data.self, forKey: .body)
         policy = try c.decodeIfPresent(CachePolicy.self, forKey: .policy)
@@ -76,6 +81,7 @@ public struct RequestMessage: Codable, Sendable, Equatable {
         upstream = try c.decodeIfPresent(String.self, forKey: .upstream)
         ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
         key = try c.decodeIfPresent(String.self, forKey: .key)
+        relay = try c.decodeIfPresent(Bool.self, forKey: .relay)
     }
 }
 

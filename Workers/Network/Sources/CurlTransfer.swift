@@ -68,8 +68,13 @@ final class CurlTransfer: @unchecked Sendable {
         try easy.set(CURLOPT_PROXY, "")
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try? easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-        // Every encoding this libcurl decodes is offered, and decoded before the write callback.
-        try easy.set(CURLOPT_ACCEPT_ENCODING, "")
+        if spec.decodesContent {
+            // Every encoding this libcurl decodes is offered, and decoded before the write callback.
+            try easy.set(CURLOPT_ACCEPT_ENCODING, "")
+        } else {
+            // None is asked for; what comes anyway passes as it is.
+            try easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        }
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         if spec.url.utf8.starts(with: "https:".utf8) {
             // Wait for a connection being set up rather than open another: it may multiplex.

@@ -25,12 +25,18 @@ public struct FetchSpec: Sendable, Hashable {
     /// a `Content-Length` announcing one) ends the exchange with
     /// ``FetchFailure/Kind-swift.enum/responseTooLarge``.
     public var maxResponseBytes: Int
+    /// Whether the encodings libcurl decodes are offered and bodies decoded (`gzip`, …);
+    /// otherwise none is asked for, and a body comes as the upstream sent it, its
+    /// `Content-Encoding` kept (what a relay passes on).
+    public var decodesContent: Bool
 
     /// Creates a spec; only the URL is required.
     public init(
         url: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
-        connectTimeout: Duration = .seconds(5), timeout: Duration = .seconds(30), maxResponseBytes: Int = 64 << 20
+        connectTimeout: Duration = .seconds(5), timeout: Duration = .seconds(30), maxResponseBytes: Int = 64 << 20,
+        decodesContent: Bool = true
     ) {
+        self.decodesContent = decodesContent
         self.url = url
         self.method = method
         self.headers = headers
@@ -44,7 +50,7 @@ public struct FetchSpec: Sendable, Hashable {
     public static func == (lhs: FetchSpec, rhs: FetchSpec) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
             && lhs.connectTimeout == rhs.connectTimeout && lhs.timeout == rhs.timeout
-            && lhs.maxResponseBytes == rhs.maxResponseBytes
+            && lhs.maxResponseBytes == rhs.maxResponseBytes && lhs.decodesContent == rhs.decodesContent
             && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 

@@ -36,9 +36,9 @@ public enum HeaderForwarding {
     /// The upstream's response headers as the client gets them, for a body of `bodyLength`
     /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for). Names
     /// are lowercase, whatever case the upstream used (as HTTP/2 sends them).
-    public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?) -> [String: String] {
+    public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?, decoded decoding: Bool = true) -> [String: String] {
         let named = connectionOptions(headers["connection"])
-        let decoded = headers["content-encoding"] != nil
+        let decoded = decoding && headers["content-encoding"] != nil
         var lowercased: [String: String] = [:]
         lowercased.reserveCapacity(headers.fields.count)
         // HTTPHeaders holds each name once, compared without case: lowercasing joins nothing.

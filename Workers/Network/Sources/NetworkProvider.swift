@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Logging
 import Monarch
+import MonarchWire
 import Synchronization
 
 /// The network worker's provider: fetches `request.route.upstream` (the URL the coordinator
@@ -25,6 +26,9 @@ import Synchronization
 ///   ``NetworkConfiguration/maxResponseBytes``, capped by what a frame to the coordinator
 ///   carries) `responseTooLarge`, the transfer stopped as soon as it is known; cancellation
 ///   `cancelled`.
+/// - A relayed request (``Monarch/Request/relay``, an HTTP client's) gets the upstream's answer
+///   as it is: no redirect is followed, every status is a response, and only connection
+///   failures are retried.
 /// - A response carries the upstream's `Cache-Control` as ``Monarch/Response/ttl`` and
 ///   ``Monarch/Response/cacheable`` (see ``CacheHints``); only GET and HEAD responses are
 ///   cacheable.
@@ -78,10 +82,10 @@ public struct NetworkProvider: RequestProvider {
             return .failure(ProviderFailure(code: .upstreamNotAllowed, message: refusal))
         }
         var method = request.method.uppercased()
-        guard Self.methods.contains(method) else {
+        guard Self.methods.contains(method) || request.relay && WireProtocol.isValidMethod(method) else {
             return .failure(ProviderFailure(
                 code: .invalidRequest,
-                message: "the network worker sends GET, HEAD, POST, PUT, PATCH and DELETE, not \(request.method)"))
+                message: "the network worker sends GET, HEAD, POST, PUT, PATCH and DELETE (any method when relayed), not \(request.method)"))
         }
         var headers: [(name: String, value: String)]
         switch HeaderForwarding.requestHeaders(request.headers) {
@@ -93,7 +97,8 @@ public struct NetworkProvider: RequestProvider {
         let limit = effectiveMaxResponseBytes
         while true {
             let (result, attempts) = await exchange(
-                url, method, headers, body, deadline: deadline, budget: budget, maxResponseBytes: limit)
+                url, method, headers, body, deadline: deadline, budget: budget, maxResponseBytes: limit,
+                relay: request.relay)
             let answer: FetchedResponse
             switch result {
             case .failed(let failure):
@@ -101,6 +106,7 @@ public struct NetworkProvider: RequestProvider {
             case .answered(let answered):
                 answer = answered
             }
+            if request.relay { return relayed(answer, method: method, url: url) }
             guard RedirectStep.followed.contains(answer.status), let location = answer.redirectURL else {
                 return outcome(of: answer, method: method, url: url, attempts: attempts)
             }
@@ -135,10 +141,11 @@ public struct NetworkProvider: RequestProvider {
     }
 
     /// One request to `url`, tried again as the retry policy allows; returns the last result
-    /// and how many attempts were made.
+    /// and how many attempts were made. A `relay`'s body is not decoded, and only its
+    /// connection failures are retried (an answer's status is the client's to see).
     private func exchange(
         _ url: UpstreamURL, _ method: String, _ headers: [(name: String, value: String)], _ body: Data?,
-        deadline: ContinuousClock.Instant, budget: Duration, maxResponseBytes: Int
+        deadline: ContinuousClock.Instant, budget: Duration, maxResponseBytes: Int, relay: Bool
     ) async -> (FetchResult, attempts: Int) {
         let policy = configuration.retry
         let idempotent = RetryPolicy.isIdempotent(method)
@@ -153,9 +160,11 @@ public struct NetworkProvider: RequestProvider {
             let spec = FetchSpec(
                 url: url.url, method: method, headers: headers, body: body,
                 connectTimeout: min(configuration.connectTimeout, remaining), timeout: remaining,
-                maxResponseBytes: maxResponseBytes)
+                maxResponseBytes: maxResponseBytes, decodesContent: !relay)
             let result = await multi.fetch(spec)
-            guard idempotent, attempts <= policy.maxRetries, Self.isRetryable(result) else { return (result, attempts) }
+            guard idempotent, attempts <= policy.maxRetries, Self.isRetryable(result, statuses: !relay) else {
+                return (result, attempts)
+            }
             let wait = policy.delay(beforeRetry: attempts, using: &generator)
             guard ContinuousClock.now + wait < deadline else { return (result, attempts) }
             logger.debug("retrying \(method) \(url) in \(wait) after attempt \(attempts): \(Self.summary(result))")
@@ -167,9 +176,9 @@ public struct NetworkProvider: RequestProvider {
         }
     }
 
-    private static func isRetryable(_ result: FetchResult) -> Bool {
+    private static func isRetryable(_ result: FetchResult, statuses: Bool) -> Bool {
         switch result {
-        case .answered(let response): RetryPolicy.isRetryable(status: response.status)
+        case .answered(let response): statuses && RetryPolicy.isRetryable(status: response.status)
         case .failed(let failure): failure.kind == .connectionFailed
         }
     }
@@ -202,6 +211,21 @@ public struct NetworkProvider: RequestProvider {
         case .other:
             return .failure(ProviderFailure(code: .fetchFailed, message: "\(url): \(failure.message)"))
         }
+    }
+
+    /// The upstream's answer to a relayed request, as it is: every HTTP status is a response
+    /// (caching is decided by the chain, by HTTP's rules), a status outside 100-599 an
+    /// `upstreamStatus` failure.
+    private func relayed(_ answer: FetchedResponse, method: String, url: UpstreamURL) -> ProviderOutcome {
+        guard Self.statuses.contains(answer.status) else {
+            return .failure(ProviderFailure(
+                code: .upstreamStatus, message: "\(url) answered \(answer.status), which is not an HTTP status (100-599)"))
+        }
+        return .response(Response(
+            status: answer.status,
+            headers: HeaderForwarding.responseHeaders(
+                answer.headers, bodyLength: method == "HEAD" ? nil : answer.body.count, decoded: false),
+            body: answer.body, source: name))
     }
 
     /// The statuses a response may have: HTTP's, as the wire protocol allows them.

@@ -1,0 +1,107 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import TestOrigins
+
+/// HTTP's caching rules (RFC 9111) through the HTTP listener, over a cache and a network
+/// worker in front of the test origin: what is kept, reused, revalidated and dropped. The
+/// conformance suite (scripts/conformance) covers the rules one by one; these hold the
+/// pieces together in the cluster.
+@Suite("HTTP caching", .serialized)
+struct HTTPCachingTests {
+    /// Runs `body` with `monarch up` relaying HTTP to the test origin through a memory cache.
+    private func withRelay(_ body: (UInt16, TestServerProcess) async throws -> Void) async throws {
+        let origin = try await TestServerProcess.origin()
+        try await ClusterGate.inTurn {
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            try folder.write("monarch.yml", """
+                listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
+                domains: {origin: [cache, network]}
+                routes: [{match: "...", domain: origin, upstream: "\(origin.url("/..."))"}]
+                workers: {cache: {memory: 8MB}, network: {allow: ["\(origin.allowEntry)"]}}
+
+                """)
+            let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
+            defer { _ = up.signal(SIGKILL) }
+            try await FirstMinutesTests.waitFor("ready", from: up)
+            let ready = up.standardOutput.text
+            guard let range = ready.range(of: "http on tcp:127.0.0.1:"),
+                let port = UInt16(ready[range.upperBound...].prefix { $0.isNumber })
+            else {
+                Issue.record("no HTTP address in the ready line: \(ready)")
+                return
+            }
+            try await body(port, origin)
+            _ = up.signal(SIGINT)
+            _ = try await up.waitForExit(timeout: .seconds(30))
+        }
+    }
+
+    /// One request on its own connection; the whole answer.
+    private func exchange(_ port: UInt16, _ head: String, body: String = "") throws -> String {
+        let connection = try TCPConnection(port: port)
+        connection.send(head + "Host: 127.0.0.1\r\nConnection: close\r\n\r\n" + body)
+        return connection.readToEnd()
+    }
+
+    @Test("A response with max-age is kept and reused with its Age; once stale it is revalidated with its ETag (a 304 from the origin); a client's own If-None-Match gets a 304")
+    func keepsReusesAndRevalidates() async throws {
+        try await withRelay { port, origin in
+            let first = try exchange(port, "GET /etag?max-age=1 HTTP/1.1\r\n")
+            #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n") && first.hasSuffix("tagged body"), "\(first)")
+            #expect(first.contains("Cache-Status: monarch; fwd=miss; stored"), "\(first)")
+            let hit = try exchange(port, "GET /etag?max-age=1 HTTP/1.1\r\n")
+            #expect(hit.contains("Cache-Status: monarch; hit"), "\(hit)")
+            #expect(hit.contains("\r\nAge: "), "\(hit)")
+            let notModified = try exchange(port, "GET /etag?max-age=1 HTTP/1.1\r\nIf-None-Match: \"v1\"\r\n")
+            #expect(notModified.hasPrefix("HTTP/1.1 304 Not Modified\r\n"), "\(notModified)")
+            #expect(notModified.contains("Etag: \"v1\""), "\(notModified)")
+            #expect(!notModified.contains("tagged body"))
+            try await Task.sleep(for: .milliseconds(2200))
+            let revalidated = try exchange(port, "GET /etag?max-age=1 HTTP/1.1\r\n")
+            #expect(revalidated.hasPrefix("HTTP/1.1 200 OK\r\n") && revalidated.hasSuffix("tagged body"), "\(revalidated)")
+            #expect(revalidated.contains("fwd=stale; fwd-status=304"), "\(revalidated)")
+            let stats = try exchange(port, "GET /stats HTTP/1.1\r\n")
+            #expect(stats.contains("\"notModified\": 1"), "the origin answered one conditional request with 304: \(stats)")
+        }
+    }
+
+    @Test("no-store and private answers are not kept; an upstream's 404 and 503 come back with their bodies; a POST that succeeds drops what was kept of its URL")
+    func passesWhatItMustNotKeep() async throws {
+        try await withRelay { port, _ in
+            for value in ["no-store", "private,max-age=60"] {
+                _ = try exchange(port, "GET /cache-control?value=\(value) HTTP/1.1\r\n")
+                let again = try exchange(port, "GET /cache-control?value=\(value) HTTP/1.1\r\n")
+                #expect(again.contains("Cache-Status: monarch; fwd=miss\r\n"), "\(value): \(again)")
+            }
+            let missing = try exchange(port, "GET /status/404 HTTP/1.1\r\n")
+            #expect(missing.hasPrefix("HTTP/1.1 404 Not Found\r\n") && missing.hasSuffix("status 404"), "\(missing)")
+            let unavailable = try exchange(port, "GET /status/503 HTTP/1.1\r\n")
+            #expect(unavailable.hasPrefix("HTTP/1.1 503 ") && unavailable.hasSuffix("status 503"), "\(unavailable)")
+
+            let path = "/cache-control?value=max-age%3D60"
+            _ = try exchange(port, "GET \(path) HTTP/1.1\r\n")
+            #expect(try exchange(port, "GET \(path) HTTP/1.1\r\n").contains("Cache-Status: monarch; hit"))
+            let post = try exchange(port, "POST \(path) HTTP/1.1\r\nContent-Length: 1\r\n", body: "x")
+            #expect(post.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(post)")
+            let after = try exchange(port, "GET \(path) HTTP/1.1\r\n")
+            #expect(after.contains("Cache-Status: monarch; fwd=miss; stored"), "the POST dropped the entry: \(after)")
+        }
+    }
+
+    @Test("A Range is served from a kept whole answer as 206 with Content-Range; one past the end is 416")
+    func servesRangesFromWholeAnswers() async throws {
+        try await withRelay { port, _ in
+            let path = "/cache-control?value=max-age%3D60"
+            _ = try exchange(port, "GET \(path) HTTP/1.1\r\n")
+            let part = try exchange(port, "GET \(path) HTTP/1.1\r\nRange: bytes=1-3\r\n")
+            #expect(part.hasPrefix("HTTP/1.1 206 Partial Content\r\n") && part.hasSuffix("\r\n\r\nint"), "\(part)")
+            #expect(part.contains("Content-Range: bytes 1-3/6"), "\(part)")
+            let beyond = try exchange(port, "GET \(path) HTTP/1.1\r\nRange: bytes=10-\r\n")
+            #expect(beyond.hasPrefix("HTTP/1.1 416 "), "\(beyond)")
+        }
+    }
+}
