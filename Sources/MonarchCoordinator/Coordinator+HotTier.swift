@@ -25,17 +25,32 @@ extension Coordinator {
     /// Answers `plan`'s request (message `id`, arrived at `arrived`) from the hot tier when
     /// the cache would be asked first and would answer it as it stands, exactly as a cache
     /// worker's hit goes out (with its age now), counted as a hot hit; returns whether it did
-    /// (`done` has then been called). A `GET` that may share, under `cacheFirst` or
-    /// `cacheThenRefresh`, on a chain that starts with a cache, not relayed for an HTTP client
-    /// (HTTP's rules decide those). Loop thread only.
+    /// (`done` has then been called). A `GET` that may share, on a chain that starts with a
+    /// cache: under `cacheFirst` or `cacheThenRefresh`; relayed for an HTTP client, when it
+    /// says nothing of caches (no `Cache-Control`, no `Pragma`) and the entry is fresh by HTTP's
+    /// rules (``RelayedHotHit``). Loop thread only.
     func answerFromHotTier(
         _ plan: RequestPlan, id: MessageID, arrived: ContinuousClock.Instant,
         done: @Sendable (ClientAnswer) -> Void
     ) -> Bool {
         let request = plan.request
-        guard let hotTier, !request.relay, request.method == "GET", let key = request.route.cacheKey,
-            request.policy != .noCache, request.policy != .networkFirst, plan.providers.first is CachePool,
-            SharingRules.mayShare(request),
+        guard let hotTier, request.method == "GET", let key = request.route.cacheKey, plan.providers.first is CachePool,
+            SharingRules.mayShare(request)
+        else { return false }
+        if request.relay {
+            guard RelayedHotHit.mayAnswer(request),
+                let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs, accepts: { prepared, ageMs in
+                    RelayedHotHit.isFresh(prepared.message, ageMs: ageMs, defaultLifetime: request.route.ttl)
+                })
+            else { return false }
+            let message = RelayedHotHit.message(hit.prepared.message, id: id, ageMs: hit.ageMs, defaultLifetime: request.route.ttl)
+            statistics.record(
+                domain: plan.domain, source: message.source, status: message.status,
+                failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)
+            done(.message(.response(message)))
+            return true
+        }
+        guard request.policy != .noCache, request.policy != .networkFirst,
             let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)
         else { return false }
         statistics.record(

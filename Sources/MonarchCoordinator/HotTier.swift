@@ -120,16 +120,21 @@ struct HotTier {
     /// Entries evicted to make room since start.
     var evictions: Int { entries.evictions }
 
-    /// The answer held under `key` if it may answer at `nowMs`, with its age then; a stale
-    /// one is dropped. Counted as a hit when found.
-    mutating func answer(for key: String, nowMs: Int64) -> (prepared: PreparedResponse, ageMs: UInt64)? {
+    /// The answer held under `key` if it may answer at `nowMs` and `accepts` it (given the
+    /// answer and its age then), with its age; a stale one is dropped. Counted as a hit when
+    /// answered.
+    mutating func answer(
+        for key: String, nowMs: Int64, accepts: (PreparedResponse, UInt64) -> Bool = { _, _ in true }
+    ) -> (prepared: PreparedResponse, ageMs: UInt64)? {
         guard let entry = entries.get(key) else { return nil }
         guard entry.isUsable(at: nowMs) else {
             entries.remove(key)
             return nil
         }
+        let ageMs = UInt64(entry.ageMs(at: nowMs))
+        guard accepts(entry.prepared, ageMs) else { return nil }
         hits += 1
-        return (entry.prepared, UInt64(entry.ageMs(at: nowMs)))
+        return (entry.prepared, ageMs)
     }
 
     /// A ticket for a read from a cache worker about to be sent: hand it back with the answer

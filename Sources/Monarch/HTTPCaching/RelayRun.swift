@@ -221,7 +221,6 @@ struct RelayRun: Sendable {
             headers: response.headers, status: response.status, receivedAt: receivedAt, defaultLifetime: request.route.ttl)
         var kept = response
         kept.headers["age"] = String(initialAge)
-        kept.headers["cache-status"] = nil
         kept.ttl = .seconds(max(0, lifetime - initialAge))
         kept.stale = false
         kept.cacheable = true
