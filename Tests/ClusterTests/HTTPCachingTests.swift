@@ -14,29 +14,17 @@ struct HTTPCachingTests {
     /// Runs `body` with `monarch up` relaying HTTP to the test origin through a memory cache.
     private func withRelay(_ body: (UInt16, TestServerProcess, String) async throws -> Void) async throws {
         let origin = try await TestServerProcess.origin()
-        try await ClusterGate.inTurn {
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            try folder.write("monarch.yml", """
-                listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
-                domains: {origin: [cache, network]}
-                routes: [{match: "...", domain: origin, upstream: "\(origin.url("/..."))"}]
-                workers: {cache: {memory: 8MB}, network: {allow: ["\(origin.allowEntry)"]}}
+        let configuration = """
+            listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
+            domains: {origin: [cache, network]}
+            routes: [{match: "...", domain: origin, upstream: "\(origin.url("/..."))"}]
+            workers: {cache: {memory: 8MB}, network: {allow: ["\(origin.allowEntry)"]}}
 
-                """)
-            let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
-            defer { _ = up.signal(SIGKILL) }
-            try await FirstMinutesTests.waitFor("ready", from: up)
-            let ready = up.standardOutput.text
-            guard let range = ready.range(of: "http on tcp:127.0.0.1:"),
-                let port = UInt16(ready[range.upperBound...].prefix { $0.isNumber })
-            else {
-                Issue.record("no HTTP address in the ready line: \(ready)")
-                return
+            """
+        try await ClusterGate.inTurn {
+            _ = try await HTTPListenerCluster.run(configuration: configuration) { port, folder in
+                try await body(port, origin, "unix:\(folder)/run/c.sock")
             }
-            try await body(port, origin, "unix:\(folder.path)/run/c.sock")
-            _ = up.signal(SIGINT)
-            _ = try await up.waitForExit(timeout: .seconds(30))
         }
     }
 

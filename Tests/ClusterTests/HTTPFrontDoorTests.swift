@@ -68,32 +68,17 @@ struct HTTPFrontDoorTests {
     }
 
     private func runFrontDoor(limits: String, _ body: (UInt16) async throws -> Void) async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        try folder.write("files/hello.txt", "hello http\n")
-        try folder.write("files/big.bin", [UInt8](repeating: 0x61, count: 4 << 20))
-        try folder.write("monarch.yml", """
+        let configuration = """
             listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
             domains: {static: [cache, bundle]}
             routes: [{match: "...", domain: static, ttl: 60s}]
             workers: {bundle: {root: files}, cache: {memory: 8MB}}
             limits: \(limits)
 
-            """)
-        let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
-        defer { _ = up.signal(SIGKILL) }
-        try await FirstMinutesTests.waitFor("ready", from: up)
-        let ready = up.standardOutput.text
-        guard let range = ready.range(of: "http on tcp:127.0.0.1:"),
-            let port = UInt16(ready[range.upperBound...].prefix { $0.isNumber })
-        else {
-            Issue.record("no HTTP address in the ready line: \(ready)")
-            return
-        }
-        try await body(port)
-        _ = up.signal(SIGINT)
-        _ = try await up.waitForExit(timeout: .seconds(30))
-        #expect(!up.standardError.text.contains("error"), "\(up.standardError.text)")
+            """
+        let files = ["files/hello.txt": Array("hello http\n".utf8), "files/big.bin": [UInt8](repeating: 0x61, count: 4 << 20)]
+        let errors = try await HTTPListenerCluster.run(configuration: configuration, files: files) { port, _ in try await body(port) }
+        #expect(!errors.contains("error"), "\(errors)")
     }
 
     @Test("A GET through the chain, then a cache hit with Age, Via and Cache-Status; pipelined requests answered in order: a hit, a HEAD without body, a 404 that says so")

@@ -24,6 +24,32 @@ import Testing
         }
     }
 
+    @Test func aFileHasAnEntityTagOfItsBytesAndAMatchingConditionGets304() async throws {
+        try await withFixture { fixture in
+            try fixture.write("bundle/a.txt", "hello")
+            let provider = BundleProvider(store: try await fixture.store())
+            guard case .response(let first) = await provider.perform(Request(path: "a.txt")), let tag = first.headers["etag"] else {
+                Issue.record("expected a response with an ETag")
+                return
+            }
+            let conditional = await provider.perform(Request(path: "a.txt", headers: ["if-none-match": tag]))
+            guard case .response(let notModified) = conditional else {
+                Issue.record("expected a response, got \(conditional)")
+                return
+            }
+            #expect(notModified.status == 304)
+            #expect(notModified.body.isEmpty)
+            #expect(notModified.headers["etag"] == tag)
+            try fixture.write("bundle/a.txt", "hellO")
+            guard case .response(let changed) = await provider.perform(Request(path: "a.txt", headers: ["if-none-match": tag])) else {
+                Issue.record("expected a response")
+                return
+            }
+            #expect(changed.status == 200, "an edit changes the tag")
+            #expect(changed.headers["etag"] != tag)
+        }
+    }
+
     @Test func headHasTheLengthButNoBody() async throws {
         try await withFixture { fixture in
             try fixture.write("bundle/a.txt", "hello")

@@ -34,7 +34,8 @@ struct RelayRun: Sendable {
         let origins = providers.filter { !($0 is any ResponseStoring) }
         guard request.isReadOnly, request.route.cacheKey != nil, !stores.isEmpty else {
             var response = try await forward(request, to: origins, attempts: &attempts)
-            if !stores.isEmpty { response.headers["cache-status"] = status(of: response, "fwd=miss") }
+            // RFC 9211: forwarded for the method's sake, or passing a cache that has no key for it.
+            if !stores.isEmpty { response.headers["cache-status"] = status(of: response, request.isReadOnly ? "fwd=bypass" : "fwd=method") }
             return response
         }
         let asked = HTTPCacheRules.requestDirectives(request.headers)
