@@ -38,12 +38,14 @@ extension Coordinator {
             SharingRules.mayShare(request)
         else { return false }
         if request.relay {
-            guard RelayedHotHit.mayAnswer(request),
-                let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs, accepts: { prepared, ageMs in
-                    RelayedHotHit.isFresh(prepared.message, ageMs: ageMs, defaultLifetime: request.route.ttl)
-                })
+            guard RelayedHotHit.mayAnswer(request) else { return false }
+            var freshness: RelayedHotHit.Freshness?
+            guard let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs, accepts: { prepared, ageMs in
+                freshness = RelayedHotHit.freshness(of: prepared.message, ageMs: ageMs, defaultLifetime: request.route.ttl)
+                return freshness != nil
+            }), let freshness
             else { return false }
-            let message = RelayedHotHit.message(hit.prepared.message, id: id, ageMs: hit.ageMs, defaultLifetime: request.route.ttl)
+            let message = RelayedHotHit.message(hit.prepared.message, id: id, ageMs: hit.ageMs, freshness: freshness)
             statistics.record(
                 domain: plan.domain, source: message.source, status: message.status,
                 failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)

@@ -11,37 +11,35 @@ enum RelayedHotHit {
         request.headers["cache-control"] == nil && request.headers["pragma"] == nil
     }
 
-    /// Whether `message`, held for `ageMs` since it was kept, is fresh by HTTP's rules (its age
-    /// counting its `Age` on receipt) and free of `no-cache`.
-    static func isFresh(_ message: ResponseMessage, ageMs: UInt64, defaultLifetime: Duration?) -> Bool {
+    /// How old an entry is and how long it stays fresh, in seconds.
+    struct Freshness {
+        var age: Int64
+        var lifetime: Int64
+    }
+
+    /// The age and lifetime of `message`, held for `ageMs` since it was kept (its age counting
+    /// its `Age` on receipt), when it is fresh by HTTP's rules and free of `no-cache`; nil when
+    /// it is not.
+    static func freshness(of message: ResponseMessage, ageMs: UInt64, defaultLifetime: Duration?) -> Freshness? {
         let headers = message.headers ?? [:]
-        guard !HTTPCacheRules.controls(of: headers).directives.has("no-cache") else { return false }
-        let (age, lifetime) = ageAndLifetime(headers, status: message.status, ageMs: ageMs, defaultLifetime: defaultLifetime)
-        return lifetime > age
+        guard !HTTPCacheRules.controls(of: headers).directives.has("no-cache") else { return nil }
+        let age = HTTPCacheRules.initialAge(headers: headers, requestedAt: 0, receivedAt: 0) + Int64(ageMs / 1000)
+        let now = WallClock.system.nowMs / 1000
+        let lifetime = HTTPCacheRules.freshnessLifetime(
+            headers: headers, status: message.status, receivedAt: now - age, defaultLifetime: defaultLifetime)
+        return lifetime > age ? Freshness(age: age, lifetime: lifetime) : nil
     }
 
     /// `message` as the answer to request `id`: its `Age` now and its `Cache-Status` a hit.
-    static func message(_ message: ResponseMessage, id: MessageID, ageMs: UInt64, defaultLifetime: Duration?) -> ResponseMessage {
+    static func message(_ message: ResponseMessage, id: MessageID, ageMs: UInt64, freshness: Freshness) -> ResponseMessage {
         var answer = message
         answer.id = id
         var headers = message.headers ?? [:]
-        let (age, lifetime) = ageAndLifetime(headers, status: message.status, ageMs: ageMs, defaultLifetime: defaultLifetime)
-        headers["age"] = String(age)
-        let own = "monarch; hit; ttl=\(lifetime - age)"
+        headers["age"] = String(freshness.age)
+        let own = "monarch; hit; ttl=\(freshness.lifetime - freshness.age)"
         headers["cache-status"] = headers["cache-status"].map { $0 + ", " + own } ?? own
         answer.headers = headers
         answer.ageMs = ageMs
         return answer
-    }
-
-    /// The entry's age now (its `Age` when kept, plus `ageMs`) and its freshness lifetime, in seconds.
-    private static func ageAndLifetime(
-        _ headers: [String: String], status: Int, ageMs: UInt64, defaultLifetime: Duration?
-    ) -> (age: Int64, lifetime: Int64) {
-        let age = HTTPCacheRules.initialAge(headers: headers, requestedAt: 0, receivedAt: 0) + Int64(ageMs / 1000)
-        let now = WallClock.system.nowMs / 1000
-        let lifetime = HTTPCacheRules.freshnessLifetime(
-            headers: headers, status: status, receivedAt: now - age, defaultLifetime: defaultLifetime)
-        return (age, lifetime)
     }
 }
