@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The example cluster's upstream on 127.0.0.1:8080 (Examples/monarch.yml routes api/... here).
+"""The example cluster's upstream on 127.0.0.1:8081 (Examples/monarch.yml routes api/... here).
 
 GET serves the files under Bundle/data (as `python3 -m http.server --directory Bundle/data`
 would); /counter answers {"value": N} to GET, and adds one on POST; POST /notes with a JSON
@@ -70,8 +70,8 @@ class Handler(SimpleHTTPRequestHandler):
 
 if __name__ == "__main__":
     folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Bundle", "data")
-    server = ThreadingHTTPServer(("127.0.0.1", 8080), partial(Handler, directory=folder))
-    print("serving Bundle/data, /counter and /notes on http://127.0.0.1:8080", flush=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 8081), partial(Handler, directory=folder))
+    print("serving Bundle/data, /counter and /notes on http://127.0.0.1:8081", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

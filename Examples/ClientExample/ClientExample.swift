@@ -1,6 +1,6 @@
 // monarch-example: the client library from the first request to a mutation that refreshes a
 // query, against a running cluster (Examples/monarch.yml, with Examples/origin.py as its
-// upstream on 127.0.0.1:8080).
+// upstream on 127.0.0.1:8081).
 import ArgumentParser
 import Monarch
 import MonarchClient

@@ -41,9 +41,11 @@ struct CheckCommand: AsyncParsableCommand {
     static func summary(of configuration: Configuration, from source: ConfigSource) -> String {
         let pools = configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", ")
         let domains = configuration.domains.map { "\($0.name) → \($0.providers.joined(separator: ", "))" }
+        let http = configuration.listen.http.map(\.description).joined(separator: ", ")
         return """
             \(source.file ?? source.description): OK
               clients: \(configuration.listen.clients.map(\.description).joined(separator: ", "))
+              http: \(http.isEmpty ? "none" : http)
               workers: \(configuration.listen.workers)
               routes: \(configuration.routes.count); domains: \(domains.joined(separator: "; "))
               pools: \(pools.isEmpty ? "none" : pools)
@@ -53,8 +55,10 @@ struct CheckCommand: AsyncParsableCommand {
     private static func text(of source: ConfigSource) throws(ConfigurationProblem) -> String {
         guard let file = source.file else {
             let folder = currentDirectory()
+            let environment = ProcessInfo.processInfo.environment
             return Configuration.defaultYAML(
-                runtimeDirectory: RuntimeDirectory.path(forWorkingDirectory: folder, environment: ProcessInfo.processInfo.environment))
+                runtimeDirectory: RuntimeDirectory.path(forWorkingDirectory: folder, environment: environment),
+                http: Configuration.defaultHTTP(environment: environment))
         }
         guard let bytes = FileManager.default.contents(atPath: file) else { throw ConfigurationProblem("\(file): cannot be read") }
         return String(decoding: bytes, as: UTF8.self)

@@ -71,8 +71,8 @@ struct ConfigOptions: ParsableArguments {
     ///
     /// - Throws: ``ConfigurationProblem`` when the file cannot be read or is invalid.
     func loadConfiguration() throws(ConfigurationProblem) -> Configuration {
-        guard let file = source.file else { return Configuration.defaultConfiguration(baseDirectory: currentDirectory()) }
         do {
+            guard let file = source.file else { return try Configuration.defaultConfiguration(baseDirectory: currentDirectory()) }
             return try Configuration.load(file: file)
         } catch {
             throw ConfigurationProblem("\(error)")

@@ -62,7 +62,7 @@ struct UpCommand: AsyncParsableCommand {
         let cluster = LocalCluster(
             configuration: configuration, executableDirectory: ProcessSetup.executableDirectory, logger: logger,
             reread: { () throws -> Configuration in
-                guard let file = source.file else { return Configuration.defaultConfiguration(baseDirectory: folder) }
+                guard let file = source.file else { return try Configuration.defaultConfiguration(baseDirectory: folder) }
                 return try Configuration.load(file: file)
             },
             environment: ProcessInfo.processInfo.environment)
@@ -75,13 +75,21 @@ struct UpCommand: AsyncParsableCommand {
         lock?.release()
     }
 
-    /// What the embedded default serves from `folder`, and where clients find it.
+    /// What the embedded default serves from `folder`, and where HTTP and clients find it.
     static func describeDefault(_ configuration: Configuration, in folder: String) -> String {
-        """
-        monarch up: no \(ConfigSource.fileName) in \(folder), so the embedded default: every path is a file \
-        of this folder (dotfiles refused); api/... is fetched from http://127.0.0.1:8080/... through a \
-        memory cache. Clients connect at \(configuration.listen.clients.map(\.description).joined(separator: ", ")) \
-        (monarch get PATH run in this folder finds it).
-        """
+        let http = configuration.listen.http.map { address in
+            if case .tcp(let host, let port) = address, port != 0 {
+                return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/"
+            }
+            return address.description
+        }
+        let over = http.isEmpty ? "" : "over HTTP on \(http.joined(separator: ", ")) and to clients, "
+        return """
+            monarch up: no \(ConfigSource.fileName) in \(folder), so the embedded default: every path is a file \
+            of this folder (dotfiles refused), \(over)and api/... is fetched from \
+            http://\(Configuration.exampleOrigin)/... through a memory cache. Clients connect at \
+            \(configuration.listen.clients.map(\.description).joined(separator: ", ")) (monarch get PATH run in \
+            this folder finds it).
+            """
     }
 }

@@ -187,12 +187,17 @@ public final class LocalCluster: Sendable {
         do {
             try coordinator.start()
             if let registry { try coordinator.startMetrics(registry: registry) }
-            try door?.assumeIsolated { door in try door.start() }
         } catch {
             // What did start (a listener, the timers) is closed before the loop shuts down.
-            door?.assumeIsolated { $0.close() }
             coordinator.close()
             throw ClusterError("cannot listen: \(error)")
+        }
+        do {
+            try door?.assumeIsolated { door in try door.start() }
+        } catch {
+            door?.assumeIsolated { $0.close() }
+            coordinator.close()
+            throw ClusterError("\(error)")
         }
         frontDoor.withLock { $0 = door }
         let httpAddresses = door?.assumeIsolated { $0.boundAddresses } ?? []

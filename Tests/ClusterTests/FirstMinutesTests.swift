@@ -10,9 +10,10 @@ import Testing
 /// other, a ready line that comes last, `--version`, `--json` on one stream, a clean stop.
 @Suite("First minutes")
 struct FirstMinutesTests {
-    /// This process's environment without the variables that would name a coordinator.
+    /// This process's environment without the variables that would name a coordinator or
+    /// move the embedded default's HTTP listener.
     static var cleanEnvironment: [String: String] {
-        ProcessInfo.processInfo.environment.filter { $0.key != "MONARCH_ADDRESS" && $0.key != "MONARCH_TOKEN" }
+        ProcessInfo.processInfo.environment.filter { !["MONARCH_ADDRESS", "MONARCH_TOKEN", "MONARCH_HTTP"].contains($0.key) }
     }
 
     /// Starts `executable ARGUMENTS` in `folder` (a shell changes into it), standard error into
@@ -83,11 +84,23 @@ struct FirstMinutesTests {
         }
         try folder.write("hello.txt", "Hello from any folder.\n")
         try folder.write(".env", "SECRET=1\n")
-        let environment = ["XDG_RUNTIME_DIR": runtime.path]
+        // HTTP on a port of the kernel's choosing, not the default 8080, which the tests of
+        // other checkouts on this machine (or anything else) may hold.
+        let environment = ["XDG_RUNTIME_DIR": runtime.path, "MONARCH_HTTP": "tcp:127.0.0.1:0"]
         let up = try Self.start(Executables.monarch, ["up"], in: folder.path, merged: true, environment: environment)
         defer { _ = up.signal(SIGKILL) }
         try await Self.waitFor("ready", from: up)
         #expect(up.standardOutput.text.contains("no monarch.yml in \(folder.path)"), "\(up.standardOutput.text)")
+
+        // The README's first request: curl localhost:8080/hello.txt (here, the port chosen).
+        let port = try #require(HTTPFetch.port(inOutput: up.standardOutput.text), "\(up.standardOutput.text)")
+        let hello = try HTTPFetch.exchange(port: port, target: "/hello.txt")
+        #expect(hello.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(hello)")
+        #expect(hello.lowercased().contains("content-type: text/plain"), "\(hello)")
+        #expect(hello.hasSuffix("\r\n\r\nHello from any folder.\n"), "\(hello)")
+        let hidden = try HTTPFetch.exchange(port: port, target: "/.env")
+        #expect(hidden.hasPrefix("HTTP/1.1 404 "), "\(hidden)")
+        #expect(!hidden.contains("SECRET"), "\(hidden)")
 
         let get = try await Self.monarch(["get", "hello.txt"], in: folder.path, environment: environment)
         #expect(get.status == 0, "\(get.stderr)")
@@ -195,6 +208,54 @@ struct FirstMinutesTests {
         }
     }
 
+    @Test("The embedded default serves HTTP on 127.0.0.1:8080 unless MONARCH_HTTP moves it (off: none); monarch check shows where")
+    func embeddedDefaultListensForHTTP() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let runtime = ["XDG_RUNTIME_DIR": folder.path]
+        let text = try await Self.monarch(["check", "--print"], in: folder.path, environment: runtime)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains(#"http: "tcp:127.0.0.1:8080""#), "\(text.stdout)")
+        #expect(text.stdout.contains("upstream: http://127.0.0.1:8081/..."), "\(text.stdout)")
+        let summary = try await Self.monarch(["check"], in: folder.path, environment: runtime)
+        #expect(summary.stdout.contains("http: tcp:127.0.0.1:8080"), "\(summary.stdout)")
+        let moved = try await Self.monarch(["check"], in: folder.path, environment: ["MONARCH_HTTP": "tcp:127.0.0.1:9999"])
+        #expect(moved.status == 0 && moved.stdout.contains("http: tcp:127.0.0.1:9999"), "\(moved)")
+        let off = try await Self.monarch(["check"], in: folder.path, environment: ["MONARCH_HTTP": "off"])
+        #expect(off.status == 0 && off.stdout.contains("http: none"), "\(off)")
+        let wrong = try await Self.monarch(["check"], in: folder.path, environment: ["MONARCH_HTTP": "tcp:0.0.0.0:8080"])
+        #expect(wrong.status == 78)
+        #expect(wrong.stderr.contains("MONARCH_HTTP: "), "\(wrong.stderr)")
+    }
+
+    @Test("monarch up on the embedded default whose HTTP port is taken stops before any worker starts, naming the port and how to move it")
+    func embeddedDefaultOnABusyPort() async throws {
+        try await ClusterGate.inTurn { try await embeddedDefaultOnABusyPortBody() }
+    }
+
+    private func embeddedDefaultOnABusyPortBody() async throws {
+        let folder = try TemporaryFolder()
+        let runtime = try TemporaryFolder()
+        defer {
+            folder.remove()
+            runtime.remove()
+        }
+        let held = try HeldPort()
+        let environment = ["XDG_RUNTIME_DIR": runtime.path, "MONARCH_HTTP": "tcp:127.0.0.1:\(held.port)"]
+        let up = try Self.start(Executables.monarch, ["up"], in: folder.path, merged: true, environment: environment)
+        defer { _ = up.signal(SIGKILL) }
+        guard let exit = try await up.waitForExit(timeout: .seconds(30)) else {
+            Issue.record("monarch up still running on a busy port: \(up.standardOutput.text)")
+            return
+        }
+        let output = up.standardOutput.text
+        #expect(exit.status == 1, "\(output)")
+        #expect(output.contains("port \(held.port) is already in use"), "\(output)")
+        #expect(output.contains("listen.http") && output.contains("MONARCH_HTTP=tcp:127.0.0.1:PORT"), "\(output)")
+        #expect(!output.contains("monarch: ready"), "\(output)")
+        #expect(!output.contains("registered"), "no worker was started: \(output)")
+    }
+
     @Test("A worker that cannot be started fails monarch up with no process and no loop handle left behind")
     func failedStartLeavesNothing() async throws {
         try await ClusterGate.inTurn { try await failedStartLeavesNothingBody() }
@@ -211,7 +272,8 @@ struct FirstMinutesTests {
             try #require(link(Executables.directory + "/" + name, folder.path + "/bin/" + name) == 0, "hard link: errno \(errno)")
         }
         try FileManager.default.createSymbolicLink(atPath: folder.path + "/bin/monarch-network-worker", withDestinationPath: "/bin/false")
-        let up = try Self.start(folder.path + "/bin/monarch", ["up"], in: folder.path, merged: true)
+        let up = try Self.start(
+            folder.path + "/bin/monarch", ["up"], in: folder.path, merged: true, environment: ["MONARCH_HTTP": "tcp:127.0.0.1:0"])
         defer { _ = up.signal(SIGKILL) }
         guard let exit = try await up.waitForExit(timeout: .seconds(30)) else {
             Issue.record("monarch up still running: \(up.standardOutput.text)")

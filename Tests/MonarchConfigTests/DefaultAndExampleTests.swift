@@ -6,21 +6,23 @@ import Testing
 @Suite struct DefaultAndExampleTests {
     static let environment = ["XDG_RUNTIME_DIR": "/run/user/1000"]
 
-    @Test func theDefaultServesTheWorkingDirectoryWithItsSocketsInItsRuntimeFolder() {
-        let configuration = Configuration.defaultConfiguration(baseDirectory: "/srv/app", environment: Self.environment)
+    @Test func theDefaultServesTheWorkingDirectoryWithItsSocketsInItsRuntimeFolder() throws {
+        let configuration = try Configuration.defaultConfiguration(baseDirectory: "/srv/app", environment: Self.environment)
         let runtime = "/run/user/1000/monarch/" + RuntimeDirectory.identifier(of: "/srv/app")
         #expect(configuration == Configuration(
-            listen: .init(clients: [.unix(path: runtime + "/monarch.sock")], workers: .unix(path: runtime + "/workers.sock")),
+            listen: .init(
+                clients: [.unix(path: runtime + "/monarch.sock")], workers: .unix(path: runtime + "/workers.sock"),
+                http: [.tcp(host: "127.0.0.1", port: 8080)]),
             token: nil,
             domains: [.init(name: "files", providers: ["bundle"]), .init(name: "api", providers: ["cache", "network"])],
             routes: [
                 .init(match: "...", domain: "files"),
-                .init(match: "api/...", domain: "api", upstream: "http://127.0.0.1:8080/...", ttl: .seconds(60)),
+                .init(match: "api/...", domain: "api", upstream: "http://127.0.0.1:8081/...", ttl: .seconds(60)),
             ],
             workers: [
                 .init(kind: "bundle", count: 1, settings: .bundle(.init(root: "/srv/app", latency: .zero))),
                 .init(kind: "cache", count: 1, settings: .cache(.init(store: nil, memoryBytes: 64 << 20))),
-                .init(kind: "network", count: 1, settings: .network(.init(allow: ["127.0.0.1:8080"]))),
+                .init(kind: "network", count: 1, settings: .network(.init(allow: ["127.0.0.1:8081"]))),
             ]
         ))
         #expect(configuration.limits == Configuration.Limits())
@@ -33,17 +35,38 @@ import Testing
             == Configuration.defaultConfiguration(baseDirectory: "/x", environment: Self.environment))
     }
 
-    @Test func theDefaultNeverFailsEvenUnderAVeryLongWorkingDirectory() {
+    @Test func monarchHTTPMovesTheDefaultsHTTPListenerOrTurnsItOff() throws {
+        func http(_ value: String) throws -> [SocketAddress] {
+            try Configuration.defaultConfiguration(
+                baseDirectory: "/x", environment: Self.environment.merging(["MONARCH_HTTP": value]) { $1 }
+            ).listen.http
+        }
+        #expect(try http("tcp:127.0.0.1:0") == [.tcp(host: "127.0.0.1", port: 0)])
+        #expect(try http("tcp:[::1]:9000") == [.tcp(host: "::1", port: 9000)])
+        #expect(try http("unix:/run/h.sock") == [.unix(path: "/run/h.sock")])
+        #expect(try http("off") == [])
+        // A value the front door may not take names the variable, never a line of the default.
+        for bad in ["tcp:0.0.0.0:8080", "8080", ""] {
+            #expect {
+                try http(bad)
+            } throws: { error in
+                let text = "\(error)"
+                return text.hasPrefix("MONARCH_HTTP: ") && text.contains("(expected an address such as")
+            }
+        }
+    }
+
+    @Test func theDefaultNeverFailsEvenUnderAVeryLongWorkingDirectory() throws {
         let base = "/" + String(repeating: "a-rather-long-folder-name/", count: 8)
-        let configuration = Configuration.defaultConfiguration(baseDirectory: base, environment: Self.environment)
+        let configuration = try Configuration.defaultConfiguration(baseDirectory: base, environment: Self.environment)
         // The sockets are in the runtime folder, whose name is short whatever the working directory.
         #expect(configuration.listen.clients.count == 1)
         #expect("\(configuration.listen.clients[0])".hasPrefix("unix:/run/user/1000/monarch/"))
         #expect(configuration.workers.first?.settings == .bundle(.init(root: String(base.dropLast()), latency: .zero)))
     }
 
-    @Test func aRelativeBaseDirectoryIsTakenFromTheWorkingDirectory() {
-        let configuration = Configuration.defaultConfiguration(baseDirectory: ".")
+    @Test func aRelativeBaseDirectoryIsTakenFromTheWorkingDirectory() throws {
+        let configuration = try Configuration.defaultConfiguration(baseDirectory: ".", environment: [:])
         let cwd = FileManager.default.currentDirectoryPath
         #expect(configuration.workers.first?.settings == .bundle(.init(root: cwd, latency: .zero)))
     }
@@ -51,6 +74,12 @@ import Testing
     @Test func theExampleParsesAndShowsEveryLimitWithItsDefault() throws {
         let example = try Configuration.load(file: packageRoot + "/Examples/monarch.yml", environment: [:])
         #expect(example.listen.clients == [.unix(path: packageRoot + "/Examples/.monarch/monarch.sock")])
+        // The README's first minute: scripts/launch, then curl localhost:8080/hello.txt; api/...
+        // goes to origin.py, on another port.
+        #expect(example.listen.http == [.tcp(host: "127.0.0.1", port: 8080)])
+        #expect(example.routes.contains { $0.upstream == "http://\(Configuration.exampleOrigin)/..." })
+        let origin = try String(contentsOfFile: packageRoot + "/Examples/origin.py", encoding: .utf8)
+        #expect(origin.contains(#"("127.0.0.1", 8081)"#) && Configuration.exampleOrigin == "127.0.0.1:8081")
         #expect(example.limits == Configuration.Limits())
         let text = try String(contentsOfFile: packageRoot + "/Examples/monarch.yml", encoding: .utf8)
         for key in Configuration.limitKeys {

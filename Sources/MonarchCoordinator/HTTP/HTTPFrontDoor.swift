@@ -33,12 +33,17 @@ public actor HTTPFrontDoor {
 
     /// Listens on every address; on a failure, nothing is left listening.
     ///
-    /// - Throws: ``UVError`` when an address cannot be bound.
-    public func start() throws(UVError) {
-        do {
+    /// - Throws: ``HTTPListenError`` naming the address that cannot be bound.
+    public func start() throws(HTTPListenError) {
+        do throws(HTTPListenError) {
             for address in addresses {
-                let listener = try Listener(address: address, on: loop) { [unowned self] stream in
-                    assumeIsolated { $0.accept(stream) }
+                let listener: Listener
+                do {
+                    listener = try Listener(address: address, on: loop) { [unowned self] stream in
+                        assumeIsolated { $0.accept(stream) }
+                    }
+                } catch {
+                    throw HTTPListenError(address: address, underlying: error)
                 }
                 listeners.append(listener)
                 boundAddresses.append(listener.boundAddress)
