@@ -84,14 +84,10 @@ struct BrowserTests {
             #expect(request?.status == 200 || request?.status == 304, "\(path): \(reload)")
             #expect(request?.status == 304 || request?.cacheStatus?.contains("hit") == true, "\(path): \(reload)")
         }
-        // A revalidation proper: Chromium asks with a validator and is answered 304. The bundle's
-        // answers carry no ETag or Last-Modified yet, so Chromium has nothing to ask with, and
-        // the front door does not answer conditional requests with 304 yet.
-        withKnownIssue("no validators on bundle answers, no 304 for conditional requests yet") {
-            for path in ["/app.js", "/logo.gif"] {
-                let request = reload.request(path)
-                #expect(request?.conditional == true && request?.status == 304, "\(path): \(reload)")
-            }
+        // A revalidation proper: Chromium asks with the bundle's ETag and is answered 304.
+        for path in ["/app.js", "/logo.gif"] {
+            let request = reload.request(path)
+            #expect(request?.conditional == true && request?.status == 304, "\(path): \(reload)")
         }
 
         // The script changed on disk: the cache still holds the first one, fresh for 60 s.
