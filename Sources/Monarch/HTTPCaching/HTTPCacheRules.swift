@@ -195,9 +195,9 @@ public enum HTTPCacheRules {
         !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method) && (200..<400).contains(status)
     }
 
-    /// The value of the header called `name` (lowercase) in `headers`, whatever case they use.
+    /// The value of the header called `name` (lowercase) in `headers`, whose names are
+    /// lowercase, as Monarch's messages and workers keep them.
     public static func value(_ name: String, in headers: [String: String]) -> String? {
-        if let value = headers[name] { return value }
-        return headers.first { $0.key.asciiLowercased == name }?.value
+        headers[name]
     }
 }

@@ -127,7 +127,7 @@ enum HTTPExchange {
         let method = request.method
         var fields = message.headers ?? [:]
         var status = message.status
-        let requestHeaders = Dictionary(request.headers.map { ($0.name.lowercased(), $0.value) }) { $0 + ", " + $1 }
+        let requestHeaders = conditionHeaders(of: request)
         if method == "GET" || method == "HEAD",
             HTTPConditions.isNotModified(requestHeaders: requestHeaders, responseHeaders: fields, status: status)
         {
@@ -181,15 +181,32 @@ enum HTTPExchange {
     /// `name` as HTTP/1.1 usually spells it, each word capitalised (`content-type` →
     /// `Content-Type`): Monarch keeps names in lowercase, and names compare without case.
     static func canonicalName(_ name: String) -> String {
-        var result = ""
-        result.reserveCapacity(name.utf8.count)
+        var bytes = Array(name.utf8)
         var startOfWord = true
-        for character in name {
-            result.append(startOfWord ? Character(character.uppercased()) : character)
-            startOfWord = character == "-"
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if startOfWord, byte >= UInt8(ascii: "a"), byte <= UInt8(ascii: "z") { bytes[index] = byte - 32 }
+            startOfWord = byte == UInt8(ascii: "-")
         }
-        return result
+        return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// The headers of `request` that may turn its answer into a 304, 206 or 416 (conditions
+    /// and ranges), names lowercase; empty for most requests.
+    private static func conditionHeaders(of request: HTTPRequest) -> [String: String] {
+        var found: [String: String] = [:]
+        for header in request.headers {
+            let name = header.name.utf8
+            guard name.count >= 5, name.first.map({ $0 | 0x20 == UInt8(ascii: "i") || $0 | 0x20 == UInt8(ascii: "r") }) == true
+            else { continue }
+            let lowered = header.name.lowercased()
+            guard conditionNames.contains(lowered) else { continue }
+            found[lowered] = found[lowered].map { $0 + ", " + header.value } ?? header.value
+        }
+        return found
+    }
+
+    private static let conditionNames: Set<String> = ["if-none-match", "if-modified-since", "if-range", "range"]
 
     /// Whether a `Range` applies to an answer with `headers` given the request's `If-Range`
     /// (absent, or the answer's strong `ETag` or its `Last-Modified` exactly).
