@@ -38,9 +38,10 @@ struct ProcessProgress: Equatable {
     }
 
     /// Whether a process that was at `earlier` and is at `self` now is alive and working, only
-    /// short of CPU: runnable or sleeping (not stopped, traced, a zombie or dead) and with more
-    /// CPU time used than before.
+    /// short of CPU: runnable now (waiting for a CPU: an idle worker woken by a ping it has not
+    /// been given the time to answer uses none), or sleeping with more CPU time used than
+    /// before; never stopped, traced, a zombie or dead.
     func isBusy(since earlier: ProcessProgress) -> Bool {
-        "RSD".contains(state) && cpuTicks > earlier.cpuTicks
+        state == "R" || ("SD".contains(state) && cpuTicks > earlier.cpuTicks)
     }
 }

@@ -16,7 +16,8 @@ import Testing
         let before = ProcessProgress(state: "S", cpuTicks: 10)
         #expect(ProcessProgress(state: "R", cpuTicks: 12).isBusy(since: before))
         #expect(ProcessProgress(state: "S", cpuTicks: 11).isBusy(since: before))
-        #expect(!ProcessProgress(state: "R", cpuTicks: 10).isBusy(since: before), "no CPU used: not busy")
+        #expect(ProcessProgress(state: "R", cpuTicks: 10).isBusy(since: before), "runnable, waiting for a CPU: starved, not dead")
+        #expect(!ProcessProgress(state: "S", cpuTicks: 10).isBusy(since: before), "asleep and no CPU used: not busy")
         #expect(!ProcessProgress(state: "T", cpuTicks: 20).isBusy(since: before), "stopped")
         #expect(!ProcessProgress(state: "Z", cpuTicks: 20).isBusy(since: before), "a zombie")
     }
