@@ -83,6 +83,29 @@ private func nextChange(_ watch: CacheWatch) async throws -> CacheChange? {
 
 @Suite("HTTP purge", .serialized)
 struct HTTPPurgeTests {
+    @Test("monarch check says who may PURGE; a bad http.purgeFrom entry exits 78 naming its key")
+    func check() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("files/a.txt", "a")
+        let yaml = """
+            listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:8088}
+            domains: {static: [bundle]}
+            routes: [{match: "...", domain: static}]
+            workers: {bundle: {root: files}}
+
+            """
+        try folder.write("monarch.yml", yaml)
+        let nobody = try await FirstMinutesTests.monarch(["check"], in: folder.path)
+        #expect(nobody.status == 0 && nobody.stdout.contains("http: tcp:127.0.0.1:8088; PURGE from nobody (http.purgeFrom)"), "\(nobody)")
+        try folder.write("monarch.yml", yaml + "http: {purgeFrom: [unix, 127.0.0.1]}\n")
+        let some = try await FirstMinutesTests.monarch(["check"], in: folder.path)
+        #expect(some.status == 0 && some.stdout.contains("PURGE from unix, 127.0.0.1"), "\(some)")
+        try folder.write("monarch.yml", yaml + "http: {purgeFrom: [localhost]}\n")
+        let bad = try await FirstMinutesTests.monarch(["check"], in: folder.path)
+        #expect(bad.status == 78 && bad.stderr.contains("http.purgeFrom[0]: expected unix, an IP address or a CIDR block"), "\(bad)")
+    }
+
     @Test("Without http.purgeFrom every PURGE is refused with 403 naming the key, and nothing is dropped")
     func refusedWithoutConfiguration() async throws {
         try await withPurgeCluster(purgeFrom: nil) { cluster, client, port in
