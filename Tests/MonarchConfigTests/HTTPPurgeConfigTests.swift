@@ -1,3 +1,4 @@
+import Foundation
 import MonarchConfig
 import Testing
 
@@ -46,6 +47,17 @@ import Testing
         for bad in ["10.0.0.1/8", "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/+8", "::1/129", "1.2.3", "host", "1.2.3.4/8/9"] {
             #expect(AddressRange(parsing: bad) == nil, "\(bad)")
         }
+    }
+
+    @Test func theExampleShowsEveryTopLevelKeyAndItsPurgeSnippetParses() throws {
+        let text = try String(contentsOfFile: packageRoot + "/Examples/monarch.yml", encoding: .utf8)
+        for key in Configuration.topLevelKeys {
+            #expect(text.contains("\n\(key):") || text.contains("\n# \(key):"), "Examples/monarch.yml does not show \(key)")
+        }
+        let snippet = try #require(text.range(of: "# http:\n#   purgeFrom: [127.0.0.1, \"::1\", unix]\n"))
+        let uncommented = text.replacingCharacters(in: snippet, with: "http:\n  purgeFrom: [127.0.0.1, \"::1\", unix]\n")
+        let example = try Configuration.parse(yaml: uncommented, baseDirectory: packageRoot + "/Examples")
+        #expect(example.http.purgeFrom.map(\.description) == ["127.0.0.1", "::1", "unix"])
     }
 
     @Test(arguments: [

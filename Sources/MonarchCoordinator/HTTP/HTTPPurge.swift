@@ -33,7 +33,7 @@ enum HTTPPeer: Sendable, Equatable, CustomStringConvertible {
 
 /// `PURGE` on the HTTP front door: drops the cached entries of the request's path (as
 /// `monarch invalidate PATH` does), or, with `Surrogate-Key: a b c`, those tagged with any of
-/// the space-separated keys; with `Monarch-Soft-Purge: 1`, marks them stale instead (an
+/// the keys (separated by spaces or commas, as upstreams' tags are); with `Monarch-Soft-Purge: 1`, marks them stale instead (an
 /// `invalidate` with `soft`), so they may still be served stale where a policy allows and
 /// are revalidated. Either way the hot tier drops them and watchers hear `invalidated`.
 ///
@@ -159,12 +159,14 @@ enum HTTPPurge {
         guard !keyLines.isEmpty else { return .success(([.path(request.target)], softValue == "1")) }
         var keys: [String] = []
         for line in keyLines {
-            for key in line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) where !keys.contains(key) {
+            // Tags are split on spaces and commas where upstreams give them, so no tag holds either.
+            for key in line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
+            where !keys.contains(key) {
                 keys.append(key)
             }
         }
         guard !keys.isEmpty else {
-            return .failure(Refusal(message: "\(surrogateKeyHeader) names no key (keys are separated by spaces)"))
+            return .failure(Refusal(message: "\(surrogateKeyHeader) names no key (keys are separated by spaces or commas)"))
         }
         guard keys.count <= maxSurrogateKeys else {
             return .failure(Refusal(message: "\(surrogateKeyHeader) names \(keys.count) keys; one PURGE takes at most \(maxSurrogateKeys)"))
