@@ -33,8 +33,9 @@ enum HTTPPeer: Sendable, Equatable, CustomStringConvertible {
 
 /// `PURGE` on the HTTP front door: drops the cached entries of the request's path (as
 /// `monarch invalidate PATH` does), or, with `Surrogate-Key: a b c`, those tagged with any of
-/// the keys (separated by spaces or commas, as upstreams' tags are); with `Monarch-Soft-Purge: 1`, marks them stale instead (an
-/// `invalidate` with `soft`), so they may still be served stale where a policy allows and
+/// the keys (separated by spaces or commas, as upstreams' tags are), one after another (the
+/// first that fails ends the purge); with `Monarch-Soft-Purge: 1`, marks them stale instead
+/// (an `invalidate` with `soft`), so they may still be served stale where a policy allows and
 /// are revalidated. Either way the hot tier drops them and watchers hear `invalidated`.
 ///
 /// Only peers `http.purgeFrom` lists may purge (the list in force, reloads included); others
