@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Monarch
 import MonarchConfig
 import MonarchHTTP
 import MonarchLoop
