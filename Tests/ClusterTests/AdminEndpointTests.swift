@@ -101,7 +101,7 @@ struct AdminEndpointTests {
 
     @Test("/readyz is 503 while the coordinator drains; /livez stays 200 until it stops")
     func notReadyWhileDraining() async throws {
-        try await TestCluster.with(adminCluster(latency: "3s")) { cluster in
+        try await TestCluster.with(adminCluster(latency: "5s")) { cluster in
             let port = HTTPProbe.port(of: try await cluster.metricsURL())
             #expect(try await HTTPProbe.exchange(HTTPProbe.request("GET", "/readyz"), port: port).status == 200)
             let client = try await cluster.connect()
