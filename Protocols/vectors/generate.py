@@ -193,6 +193,8 @@ valid("invalidate-path", "Drop the entries of the resource path users/1 (resolve
       msg({"type": "invalidate", "id": 6, "path": "users/1"}))
 valid("invalidate-path-prefix", "Drop the entries of every path starting with users/ in the domain api.",
       msg({"type": "invalidate", "id": 7, "pathPrefix": "users/", "domain": "api"}))
+valid("invalidate-soft-tag", "Soft purge: mark every entry tagged user-1 stale instead of dropping it.",
+      msg({"type": "invalidate", "id": 8, "tag": "user-1", "soft": True}))
 valid("watch-path", "Follow the entries of the resource path users/1 (resolved through the routes).",
       msg({"type": "watch", "id": 20, "path": "users/1"}))
 valid("watch-tag-and-prefix", "Two watches on one connection: every entry tagged users, every key starting with GET api users/.",
@@ -406,6 +408,8 @@ invalid("header-value-not-string", "Header values are strings.", "invalidField",
         bad(compact({"type": "response", "id": 1, "status": 200, "headers": {"content-length": 5}})))
 invalid("invalidate-key-and-prefix", "An invalidate with both key and prefix.", "invalidField",
         bad(compact({"type": "invalidate", "id": 1, "key": "users/1", "prefix": "users/"})))
+invalid("invalidate-soft-not-boolean", "An invalidate whose soft is a string, not true or false.", "invalidField",
+        bad(compact({"type": "invalidate", "id": 1, "tag": "users", "soft": "yes"})))
 invalid("watch-missing-target", "A watch naming nothing to follow.", "missingField",
         bad(compact({"type": "watch", "id": 1})))
 invalid("watch-key-and-tag", "A watch with both key and tag.", "invalidField",

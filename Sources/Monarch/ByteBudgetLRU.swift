@@ -132,6 +132,35 @@ public struct ByteBudgetLRU<Value> {
         return keys
     }
 
+    /// Replaces the value under `key` by what `transform` makes of it, in place: its cost and
+    /// its place in the order of use stay (the caller vouches that the new value costs what the
+    /// old one did). Nothing changes when no value is kept or `transform` gives nil.
+    ///
+    /// - Returns: whether the value was replaced.
+    @inlinable @discardableResult
+    public mutating func replace(_ key: String, with transform: (Value) -> Value?) -> Bool {
+        guard let slot = slotOfKey[ByteExactKey(key)], let value = slots[slot].value, let new = transform(value) else {
+            return false
+        }
+        slots[slot].value = new
+        return true
+    }
+
+    /// Replaces in place, as ``replace(_:with:)`` does, every value `transform` makes a new
+    /// one of (it gets the key and the value). O(n).
+    ///
+    /// - Returns: the keys whose values were replaced.
+    @inlinable @discardableResult
+    public mutating func replaceAll(with transform: (String, Value) -> Value?) -> [String] {
+        var replaced: [String] = []
+        for (key, slot) in slotOfKey {
+            guard let value = slots[slot].value, let new = transform(key.string, value) else { continue }
+            slots[slot].value = new
+            replaced.append(key.string)
+        }
+        return replaced
+    }
+
     /// The keys kept, most recently used first.
     @inlinable public var keysByRecency: [String] {
         var keys: [String] = []

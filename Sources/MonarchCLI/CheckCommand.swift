@@ -37,15 +37,20 @@ struct CheckCommand: AsyncParsableCommand {
         Swift.print(Self.summary(of: configuration, from: source))
     }
 
-    /// One paragraph saying what `configuration` runs and where it listens.
+    /// One paragraph saying what `configuration` runs and where it listens, with who may
+    /// purge through the HTTP front door (`http.purgeFrom`).
     static func summary(of configuration: Configuration, from source: ConfigSource) -> String {
         let pools = configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", ")
         let domains = configuration.domains.map { "\($0.name) → \($0.providers.joined(separator: ", "))" }
         let http = configuration.listen.http.map(\.description).joined(separator: ", ")
+        let purgeFrom = configuration.http.purgeFrom
+        let purge = http.isEmpty ? (purgeFrom.isEmpty ? "" : "; http.purgeFrom applies to no listener (listen.http is not set)")
+            : purgeFrom.isEmpty ? "; PURGE from nobody (http.purgeFrom)"
+            : "; PURGE from " + purgeFrom.map(\.description).joined(separator: ", ")
         return """
             \(source.file ?? source.description): OK
               clients: \(configuration.listen.clients.map(\.description).joined(separator: ", "))
-              http: \(http.isEmpty ? "none" : http)
+              http: \(http.isEmpty ? "none" : http)\(purge)
               workers: \(configuration.listen.workers)
               routes: \(configuration.routes.count); domains: \(domains.joined(separator: "; "))
               pools: \(pools.isEmpty ? "none" : pools)

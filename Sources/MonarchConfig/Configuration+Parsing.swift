@@ -14,7 +14,7 @@ struct ParseContext {
 
 extension Configuration {
     /// The top-level keys of a configuration file, in the order errors list them.
-    public static let topLevelKeys = ["listen", "auth", "domains", "routes", "workers", "metrics", "limits"]
+    public static let topLevelKeys = ["listen", "auth", "domains", "routes", "workers", "metrics", "http", "limits"]
 
     /// Reads and parses the configuration file at `path`.
     ///
@@ -74,6 +74,8 @@ extension Configuration {
     /// - `metrics` is a `tcp:HOST:PORT` address for the Prometheus endpoint; one other machines
     ///   can reach requires `auth.metricsToken` or `auth.adminToken` (scrapers then send
     ///   `Authorization: Bearer TOKEN`).
+    /// - `http` holds `purgeFrom`: who may send `PURGE` to `listen.http` (the rules of
+    ///   ``parseHTTP(_:)``); absent, nobody.
     /// - `limits` holds the bounds of ``Limits`` (the rules of ``parseLimits(_:)``): among
     ///   them `timeout` (a duration above zero, default ``standardTimeout``) and `maxFrame` (a
     ///   byte size from 1 to ``maxFrameBytesLimit``, default ``standardMaxFrameBytes``).
@@ -116,6 +118,7 @@ extension Configuration {
         let workers = try top.optional("workers").map { (node) throws(ConfigError) in
             try parseWorkers(node, context: context)
         } ?? []
+        let http = try top.optional("http").map { (node) throws(ConfigError) in try parseHTTP(node) } ?? HTTP()
         let domains = try parseDomains(
             top.required("domains", describing: "a mapping of domain name to providers, such as static: [bundle]"),
             workerKinds: knownWorkerKinds + workers.map(\.kind)
@@ -128,7 +131,8 @@ extension Configuration {
                 clients: listeners.clients.map(\.address), workers: listeners.workers.address, group: listeners.group,
                 http: listeners.http.map(\.address)),
             token: secrets.token, adminToken: secrets.adminToken, workerToken: secrets.workerToken,
-            metricsToken: secrets.metricsToken, domains: domains, routes: routes, workers: workers, limits: limits, metrics: metrics
+            metricsToken: secrets.metricsToken, domains: domains, routes: routes, workers: workers, limits: limits, metrics: metrics,
+            http: http
         )
     }
 

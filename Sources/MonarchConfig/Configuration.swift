@@ -263,15 +263,20 @@ public struct Configuration: Sendable, Equatable {
     public var workers: [WorkerPool]
     /// Every bound the coordinator keeps (`limits:`), the request timeout and frame size among them.
     public var limits: Limits
-    /// `metrics`: where the coordinator serves Prometheus metrics (`GET /metrics`); nil: off.
+    /// `metrics`: where the coordinator serves Prometheus metrics (`GET /metrics`) and its
+    /// admin endpoints (`/livez`, `/readyz`, `/status`); nil: off.
     public var metrics: SocketAddress?
+    /// `http`: what the HTTP front door allows besides reads (who may `PURGE`).
+    public var http: HTTP
 
-    /// Creates a configuration as given; the limits default to their standard values.
+    /// Creates a configuration as given; the limits default to their standard values, and
+    /// nobody may purge over HTTP.
     public init(
         listen: Listen, token: String? = nil, adminToken: String? = nil, workerToken: String? = nil,
         metricsToken: String? = nil, domains: [Domain], routes: [Route] = [], workers: [WorkerPool] = [],
-        limits: Limits = Limits(), metrics: SocketAddress? = nil
+        limits: Limits = Limits(), metrics: SocketAddress? = nil, http: HTTP = HTTP()
     ) {
+        self.http = http
         self.listen = listen
         self.token = token
         self.adminToken = adminToken

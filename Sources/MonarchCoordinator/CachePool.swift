@@ -148,11 +148,13 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     struct InvalidationReport: Sendable {
         /// Entries removed, summed over the workers.
         var removed = 0
+        /// Entries a soft purge made stale, summed over the workers.
+        var markedStale = 0
         /// Workers that answered.
         var workers = 0
         /// Why the others did not.
         var failures: [String] = []
-        /// The keys the workers reported dropping.
+        /// The keys the workers reported dropping (or marking stale).
         var removedKeys: [String] = []
         /// Whether every worker that removed something listed its keys.
         var keysComplete = true
@@ -184,9 +186,10 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
         }
     }
 
-    /// Drops `target` from every connected worker, and from write-backs of trips under way.
-    /// Workers that registered once and are not connected now are reported as failures.
-    func invalidate(_ target: InvalidateMessage.Target) async -> InvalidationReport {
+    /// Drops `target` from every connected worker (or, `soft`, has them mark its entries stale),
+    /// and from write-backs of trips under way. Workers that registered once and are not
+    /// connected now are reported as failures.
+    func invalidate(_ target: InvalidateMessage.Target, soft: Bool = false) async -> InvalidationReport {
         await withTaskExecutorPreference(loop) {
             let now = ContinuousClock.now
             forgetOldInvalidations(now: now)
@@ -203,7 +206,9 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
             }
             await withTaskGroup(of: (String, WireMessage?).self) { group in
                 for worker in pool.connected {
-                    group.addTask { (worker.id, await worker.exchange { .invalidate(InvalidateMessage(id: $0, target: target)) }) }
+                    group.addTask {
+                        (worker.id, await worker.exchange { .invalidate(InvalidateMessage(id: $0, target: target, soft: soft)) })
+                    }
                 }
                 for await (id, answer) in group {
                     switch answer {
@@ -211,10 +216,15 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
                         report.workers += 1
                         var removed = 0
                         if case .integer(let count)? = result.data?["removed"] { removed = Int(count) }
+                        // A soft purge's entries made stale (a worker of an earlier version drops them instead,
+                        // and says so as `removed`).
+                        var marked = 0
+                        if case .integer(let count)? = result.data?["markedStale"] { marked = Int(count) }
                         report.removed += removed
+                        report.markedStale += marked
                         if case .array(let keys)? = result.data?["keys"] {
                             for case .string(let key) in keys { report.removedKeys.append(key) }
-                        } else if removed > 0 {
+                        } else if removed + marked > 0 {
                             report.keysComplete = false
                         }
                     case .failure(let failure)?:

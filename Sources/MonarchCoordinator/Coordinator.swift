@@ -232,17 +232,21 @@ public final class Coordinator: Sendable {
     }
 
     /// Serves the metrics of `registry` (where this process's swift-metrics go) on the
-    /// configured `metrics` address, brought up to date at each scrape. Loop thread only.
+    /// configured `metrics` address, brought up to date at each scrape, and the admin pages
+    /// beside them (``AdminPages``: `/livez`, `/readyz`, `/status`). Loop thread only.
     ///
     /// - Throws: ``UVError`` when the address cannot be bound.
     public func startMetrics(registry: PrometheusCollectorRegistry) throws(UVError) {
         guard let address = configuration.metrics else { return }
         let sync = MetricsSync()
-        let endpoint = MetricsEndpoint(address: address, secrets: metricsSecrets, loop: loop, logger: logger) {
-            [unowned self] in
-            await syncMetrics(sync)
-            return registry.emitToBuffer()
-        }
+        let pages = AdminPages(
+            metrics: { [unowned self] in
+                await syncMetrics(sync)
+                return registry.emitToBuffer()
+            },
+            unreadiness: { [unowned self] in unreadiness() },
+            status: { [unowned self] in await statusJSON() })
+        let endpoint = MetricsEndpoint(address: address, secrets: metricsSecrets, loop: loop, logger: logger, pages: pages)
         let bound = endpoint.assumeIsolated { endpoint in
             Result { () throws(UVError) in
                 try endpoint.start()

@@ -2,10 +2,12 @@ import Logging
 import MonarchLoop
 import MonarchWire
 
-/// Serves metrics in Prometheus's text format over HTTP/1.1: `GET /metrics` only, one request
-/// per connection (as scrapers make them), the request line and headers within 8 KiB and
-/// 5 seconds, at most 16 connections at once. With secrets, every scrape must carry
-/// `Authorization: Bearer SECRET` with one of them.
+/// Serves metrics in Prometheus's text format over HTTP/1.1, and the admin pages beside them
+/// (``AdminPages``: `/livez`, `/readyz`, `/status`): `GET` or `HEAD` only (others: 405 with
+/// `Allow`), other paths 404, one request per connection (as scrapers and probes make them),
+/// the request line and headers within 8 KiB and 5 seconds, at most 16 connections at once.
+/// With secrets, every request for a page must carry `Authorization: Bearer SECRET` with one
+/// of them.
 ///
 /// Connections that have not sent their request yet never keep a scrape out: when all 16 are
 /// taken, the one that has waited longest for its request is closed to make room (a scraper
@@ -22,7 +24,7 @@ actor MetricsEndpoint {
     /// The loop whose thread the endpoint lives on.
     nonisolated let loop: EventLoop
     private let logger: Logger
-    private let render: @Sendable () async -> [UInt8]
+    private let pages: AdminPages
     private var listener: Listener?
     private var open = 0
     /// The connections still reading their request, oldest first, by serial number.
@@ -34,14 +36,13 @@ actor MetricsEndpoint {
     /// Scrapes served at once.
     static let maxConnections = 16
 
-    /// An endpoint on `address` answering with what `render` gives (the text of every metric),
-    /// asking for one of `secrets` when there are any.
-    init(address: SocketAddress, secrets: [String], loop: EventLoop, logger: Logger, render: @escaping @Sendable () async -> [UInt8]) {
+    /// An endpoint on `address` serving `pages`, asking for one of `secrets` when there are any.
+    init(address: SocketAddress, secrets: [String], loop: EventLoop, logger: Logger, pages: AdminPages) {
         self.address = address
         self.secrets = secrets
         self.loop = loop
         self.logger = logger
-        self.render = render
+        self.pages = pages
     }
 
     /// Runs the endpoint's jobs on its loop's thread.
@@ -108,11 +109,16 @@ actor MetricsEndpoint {
         guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else {
             return Self.write(status: "400 Bad Request", body: Array("not an HTTP/1.x request\n".utf8), to: stream)
         }
-        guard requestLine[0] == "GET" || requestLine[0] == "HEAD" else {
-            return Self.write(status: "405 Method Not Allowed", body: Array("GET /metrics\n".utf8), to: stream)
+        let path = String(requestLine[1].prefix { $0 != "?" })
+        guard AdminPages.paths.contains(path) else {
+            return Self.write(
+                status: "404 Not Found", body: Array("metrics are at /metrics; also /livez, /readyz and /status\n".utf8),
+                to: stream)
         }
-        guard requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?") else {
-            return Self.write(status: "404 Not Found", body: Array("metrics are at /metrics\n".utf8), to: stream)
+        guard requestLine[0] == "GET" || requestLine[0] == "HEAD" else {
+            return Self.write(
+                status: "405 Method Not Allowed", body: Array("\(path) answers GET and HEAD\n".utf8), to: stream,
+                extraHeaders: "Allow: GET, HEAD\r\n")
         }
         if !secrets.isEmpty {
             let presented = lines.dropFirst().first { $0.lowercased().hasPrefix("authorization:") }
@@ -126,12 +132,11 @@ actor MetricsEndpoint {
             }
         }
         let isHead = requestLine[0] == "HEAD"
-        let render = self.render
+        let pages = self.pages
         Task(executorPreference: loop) {
-            let body = await render()
-            Self.write(
-                status: "200 OK", body: body, to: stream, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                omitBody: isHead)
+            // Every path left is one of AdminPages.paths.
+            guard let page = await pages.page(at: path) else { return stream.close() }
+            Self.write(status: page.status, body: page.body, to: stream, contentType: page.contentType, omitBody: isHead)
         }
     }
 

@@ -4,7 +4,8 @@ import MonarchConfig
 /// for a restart.
 ///
 /// Applied: the routes, the domains (over the pools the coordinator has), the limits it reads
-/// as it goes, and the number of local workers in each pool. Left as they run, and named in
+/// as it goes, who may purge over HTTP (`http.purgeFrom`, asked at each `PURGE`), and the
+/// number of local workers in each pool. Left as they run, and named in
 /// ``needsRestart``: the listeners, the secrets, the metrics address, a pool's settings other
 /// than its count, pools added or removed, and the limits fixed when the coordinator started
 /// (``limitsFixedAtStart``).
@@ -64,6 +65,7 @@ struct ReloadPlan: Equatable {
         }
         next.domains = file.domains
         next.routes = file.routes
+        next.http = file.http
 
         var scales: [String: Int] = [:]
         for (index, pool) in running.workers.enumerated() {

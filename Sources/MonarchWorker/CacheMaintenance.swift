@@ -21,6 +21,16 @@ public protocol CacheMaintenance: Sendable {
     /// - Throws: ``ProviderFailure`` when the store cannot be changed.
     func invalidateKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String]
 
+    /// A soft purge (an `invalidate` with `soft: true`): makes the entries `target` names that
+    /// are fresh now stale now, keeping them for the cache's stale window, instead of dropping
+    /// them. By default a cache cannot, and refuses with `invalidRequest` (it never drops them
+    /// instead: the coordinator's caller asked for stale entries, not for none).
+    ///
+    /// - Returns: the keys of the entries made stale, each once.
+    /// - Throws: ``ProviderFailure`` when the store cannot be changed, or the cache cannot mark
+    ///   entries stale.
+    func markStaleKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String]
+
     /// Figures of the store for `status` (entries, bytes, evictions, …), added to the
     /// worker's counters; none by default.
     var statusFigures: [String: JSONValue] { get }
@@ -51,6 +61,11 @@ extension CacheMaintenance {
     /// Keeps `response` under `key` tagged `tags`, varying on nothing.
     public func store(_ response: Response, under key: String, tags: [String]) async throws(ProviderFailure) {
         try await store(response, under: key, tags: tags, variant: nil)
+    }
+
+    /// Refuses: this cache cannot mark entries stale.
+    public func markStaleKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String] {
+        throw ProviderFailure(code: .invalidRequest, message: "this cache cannot mark entries stale (a soft purge); nothing changed")
     }
 
     /// No figures.

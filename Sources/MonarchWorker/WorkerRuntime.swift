@@ -174,8 +174,9 @@ public final class WorkerRuntime: Sendable {
             }
         case .invalidate(let invalidate):
             maintain(invalidate.id, on: connection) { cache throws(ProviderFailure) in
-                let keys = try await cache.invalidateKeys(invalidate.target)
-                var data: [String: JSONValue] = ["removed": .integer(Int64(keys.count))]
+                // A soft purge reports the entries it made stale; an invalidation those it removed.
+                let keys = try await invalidate.soft ? cache.markStaleKeys(invalidate.target) : cache.invalidateKeys(invalidate.target)
+                var data: [String: JSONValue] = [invalidate.soft ? "markedStale" : "removed": .integer(Int64(keys.count))]
                 if keys.count <= invalidatedKeysReported { data["keys"] = .array(keys.map { .string($0) }) }
                 return data
             }

@@ -24,7 +24,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
 @Suite struct ErrorRuleTests {
     static let documentCases: [ErrorCase] = [
         .init("the document is a mapping", "- listen\n- domains\n", keyPath: "", line: 1,
-              "expected a mapping with the keys listen, auth, domains, routes, workers, metrics and limits", "got a list"),
+              "expected a mapping with the keys listen, auth, domains, routes, workers, metrics, http and limits", "got a list"),
         .init("the document is not empty", "# nothing here\n", keyPath: "", line: nil, "empty"),
         .init("YAML syntax errors carry their line", validHead + "routes: [\n  - a: b\n", keyPath: "", line: 4,
               "invalid YAML"),
@@ -32,7 +32,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
               "\"domains\" appears more than once"),
         .init("unknown top-level keys name the expected ones", validHead + "rotues: []\n", keyPath: "rotues", line: 3,
               "unknown key \"rotues\"",
-              "expected listen, auth, domains, routes, workers, metrics or limits", "did you mean \"routes\"?"),
+              "expected listen, auth, domains, routes, workers, metrics, http or limits", "did you mean \"routes\"?"),
         .init("listen is required", "domains: {static: [bundle]}\n", keyPath: "listen", line: 1, "missing"),
         .init("domains is required", "listen: {clients: unix:c.sock, workers: unix:w.sock}\n", keyPath: "domains",
               line: 1, "missing"),

@@ -20,7 +20,9 @@ import Testing
         file.domains[0].providers = ["cache", "bundle"]
         file.workers[0].count = 3
         file.limits.inFlight = 5
+        file.http.purgeFrom = [.unixSocket]
         let plan = try ReloadPlan(running: Self.running, file: file)
+        #expect(plan.configuration.http.purgeFrom == [.unixSocket])
         #expect(plan.configuration.routes == file.routes)
         #expect(plan.configuration.domains == file.domains)
         #expect(plan.configuration.limits.inFlight == 5)

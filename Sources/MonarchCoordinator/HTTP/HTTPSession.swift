@@ -24,6 +24,8 @@ actor HTTPSession {
     private let limits: Configuration.Limits
     private let parser: HTTPRequestParser
     private let onClose: @Sendable (Int) -> Void
+    /// Who is at the other end, for `PURGE` (``HTTPPurge``).
+    private let peer: HTTPPeer
     private var timer: LoopTimer?
     /// The coordinator's waiter of the request being answered.
     private var waiter: Int?
@@ -61,6 +63,7 @@ actor HTTPSession {
         httpLimits.bodyBytes = limits.httpBodyBytes
         parser = HTTPRequestParser(limits: httpLimits)
         self.onClose = onClose
+        self.peer = HTTPPeer(of: connection)
     }
 
     /// Starts reading, and the timer that enforces the time limits.
@@ -140,6 +143,13 @@ actor HTTPSession {
         }
         answering = true
         let closing = !request.keepAlive || served >= limits.httpRequests || ContinuousClock.now - openedAt >= limits.httpConnectionAge
+        if request.method == HTTPPurge.method {
+            Task(executorPreference: loop) { [self, peer, coordinator] in
+                let answer = await HTTPPurge.answer(request, from: peer, coordinator: coordinator, closing: closing)
+                await purged(answer, closing: closing)
+            }
+            return
+        }
         let message = HTTPExchange.message(for: request, id: MessageID(served))
         answeringInline = true
         let waiter = coordinator.answer(message, for: id) { [self] answer in
@@ -185,6 +195,16 @@ actor HTTPSession {
         // An answer given later than its request (most): go on with the next one. One given at
         // once is taken up by the loop in answerNext.
         if !answeringInline { answerNext() }
+    }
+
+    /// Sends the answer to a `PURGE` (``HTTPPurge``), then goes on as after any answer.
+    private func purged(_ answer: [UInt8], closing: Bool) {
+        coordinator.exchangeFinished()
+        answering = false
+        guard !ended else { return }
+        // The answer says Connection: close when the coordinator drains (HTTPPurge checks).
+        finish(answer, closing: closing || coordinator.draining)
+        answerNext()
     }
 
     /// Writes `bytes`; closes after them when `closing`.

@@ -102,7 +102,8 @@ struct AnyCodingKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
-/// Drops cached entries: by key, key prefix, tag, resource path or path prefix.
+/// Drops cached entries: by key, key prefix, tag, resource path or path prefix; or, as a
+/// soft purge, marks them stale instead.
 public struct InvalidateMessage: Codable, Sendable, Equatable {
     /// Which entries to drop.
     public typealias Target = CacheTarget
@@ -111,22 +112,29 @@ public struct InvalidateMessage: Codable, Sendable, Equatable {
     public var id: MessageID
     /// Which entries to drop.
     public var target: Target
+    /// `soft`: the entries are kept but made stale now (their freshness ends at once; they stay
+    /// for the cache's stale window, answered stale where a policy allows and revalidated),
+    /// instead of being dropped. False when absent or null; sent only when true.
+    public var soft: Bool
 
-    /// Creates an invalidate message.
-    public init(id: MessageID, target: Target) {
+    /// Creates an invalidate message; `soft` marks the entries stale instead of dropping them.
+    public init(id: MessageID, target: Target, soft: Bool = false) {
         self.id = id
         self.target = target
+        self.soft = soft
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyCodingKey.self)
         id = try c.decodeID(forKey: AnyCodingKey(stringValue: "id")!)
         target = try CacheTarget(from: c)
+        soft = try c.decodeIfPresent(Bool.self, forKey: AnyCodingKey(stringValue: "soft")!) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: AnyCodingKey.self)
         try c.encode(id, forKey: AnyCodingKey(stringValue: "id")!)
         try target.encode(into: &c)
+        if soft { try c.encode(true, forKey: AnyCodingKey(stringValue: "soft")!) }
     }
 }

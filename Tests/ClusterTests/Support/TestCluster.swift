@@ -56,6 +56,8 @@ struct ClusterOptions: Sendable {
     var workerToken: String?
     /// A TCP port on 127.0.0.1 the coordinator also listens on for clients, when set.
     var tcpPort: UInt16?
+    /// `listen.http`: the HTTP front door's addresses (`tcp:127.0.0.1:0`, `unix:$FOLDER/h.sock`).
+    var http: [String] = []
     /// The `monarch` executable to run (its folder is where it finds the workers); the
     /// build's by default.
     var monarch = Executables.monarch
@@ -76,13 +78,14 @@ struct ClusterOptions: Sendable {
             .compactMap { key, value in value.map { "  \(key): \($0)\n" } }
         let auth = secrets.isEmpty ? "" : "auth:\n" + secrets.joined()
         let tcp = tcpPort.map { ", tcp:127.0.0.1:\($0)" } ?? ""
+        let http = self.http.isEmpty ? "" : "  http: [\(self.http.joined(separator: ", "))]\n".replacingOccurrences(of: "$FOLDER", with: folder)
         if let custom {
             return """
                 listen:
                   clients: [unix:\(folder)/c.sock\(tcp)]
                   workers: unix:\(folder)/w.sock
 
-                """ + auth + custom.replacingOccurrences(of: "$FOLDER", with: folder)
+                """ + http + auth + custom.replacingOccurrences(of: "$FOLDER", with: folder)
         }
         var bundle = "{count: \(bundleCount), root: Bundle"
         if let latency { bundle += ", latency: \(latency)" }
@@ -91,6 +94,8 @@ struct ClusterOptions: Sendable {
             listen:
               clients: [unix:\(folder)/c.sock\(tcp)]
               workers: unix:\(folder)/w.sock
+
+            """ + http + """
             domains:
               static: [bundle]
             routes:

@@ -65,6 +65,16 @@ public struct CacheEntry: Sendable, Hashable {
         return overflow ? nil : expiry
     }
 
+    /// The entry made stale at `nowMs` (a soft purge): its freshness ends then (its TTL becomes
+    /// its age, at least 0), so it is answered stale from then on and swept `keepStale` after;
+    /// nil when it is not fresh at `nowMs` (nothing to change).
+    public func madeStale(at nowMs: Int64) -> CacheEntry? {
+        guard isFresh(at: nowMs) else { return nil }
+        var stale = self
+        stale.ttlMs = ageMs(at: nowMs)
+        return stale
+    }
+
     /// Whether the sweep drops the entry at `nowMs`: it expired at least `keepStaleMs` ago.
     public func isSweepable(at nowMs: Int64, keepStaleMs: Int64) -> Bool {
         guard let expiresAtMs else { return false }

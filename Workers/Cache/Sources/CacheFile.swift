@@ -185,6 +185,8 @@ final class CacheFile: @unchecked Sendable {
                     outcomes.append(.keys(try database.delete(prefix: prefix)))
                 case .remove(.tag(let tag)):
                     outcomes.append(.keys(try database.delete(tag: tag)))
+                case .markStale(let target, let nowMs):
+                    outcomes.append(.keys(try database.markStale(target, at: nowMs)))
                 case .deleteExpired(let expiredBy):
                     outcomes.append(.count(try database.deleteExpired(by: expiredBy)))
                 default:

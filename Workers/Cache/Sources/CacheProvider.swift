@@ -387,6 +387,74 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         return keys.map(\.string).sorted()
     }
 
+    /// A soft purge: makes the target's entries that are fresh now stale now, in memory and in
+    /// the store (``CacheEntry/madeStale(at:)``), instead of dropping them: they are answered
+    /// stale from then on (the chain revalidates them, or serves them stale where its policy
+    /// allows) and swept `keepStale` later. A key covers its variant slots. Paths are refused
+    /// (`invalidRequest`): the coordinator resolves them. A store read under way for a changed
+    /// key is not promoted into memory.
+    ///
+    /// - Returns: the distinct keys made stale (a variant slot's under its key).
+    /// - Throws: ``ProviderFailure`` `invalidateFailed` when the file could not be changed or the
+    ///   store could not be reached (memory has dropped its copies then: it never answers fresh
+    ///   what the store may still hold fresh, nor the reverse).
+    public func markStaleKeys(_ target: InvalidateMessage.Target) async throws(ProviderFailure) -> [String] {
+        guard target.isResolved else {
+            throw ProviderFailure(code: .invalidRequest, message: "a cache worker marks keys, prefixes and tags stale; the coordinator resolves \(target.description)")
+        }
+        let now = clock.nowMs
+        let (fromMemory, change) = state.withLock { state -> ([String], StoreOperation?) in
+            let changed: [String]
+            switch target {
+            case .key(let key):
+                let keys = [key] + CacheVariants.slotKeys(of: key)
+                changed = keys.filter { state.memory.markStale($0, at: now) }
+                for key in keys { state.touch(key) }
+            case .prefix(let prefix):
+                changed = state.memory.markStaleAll(withPrefix: prefix, at: now)
+                state.touch(prefix: prefix)
+            case .tag(let tag):
+                changed = state.memory.markStaleAll(taggedWith: tag, at: now)
+                state.touchAll()
+            case .path, .pathPrefix:
+                changed = []
+            }
+            return (changed, store?.enqueue(.markStale(target, nowMs: now)))
+        }
+        var keys = Set(fromMemory.map { CacheKey(CacheVariants.baseKey(of: $0)) })
+        let failure: String?
+        switch await change?.outcome() {
+        case .keys(let fromStore)?:
+            keys.formUnion(fromStore.map { CacheKey(CacheVariants.baseKey(of: $0)) })
+            failure = nil
+        case .failed(let error)?: failure = error.message
+        case .unavailable(let reason)?, .refused(let reason)?: failure = reason
+        default: failure = nil
+        }
+        if let failure {
+            // Memory must not answer fresh, nor stale, what the store holds otherwise: it lets go.
+            state.withLock { state in
+                switch target {
+                case .key(let key):
+                    for key in [key] + CacheVariants.slotKeys(of: key) {
+                        state.memory.remove(key)
+                        state.touch(key)
+                    }
+                case .prefix(let prefix):
+                    _ = state.memory.removeAll(withPrefix: prefix)
+                    state.touch(prefix: prefix)
+                case .tag(let tag):
+                    _ = state.memory.removeAll(taggedWith: tag)
+                    state.touchAll()
+                case .path, .pathPrefix:
+                    break
+                }
+            }
+            throw ProviderFailure(code: .invalidateFailed, message: "cannot mark stale (memory dropped its copies): \(failure)")
+        }
+        return keys.map(\.string).sorted()
+    }
+
     /// Drops, from memory and file, every entry that expired at least `keepStale` ago.
     ///
     /// - Returns: how many entries the file dropped (memory's count when there is no file).

@@ -95,6 +95,36 @@ public struct MemoryCache {
         entries.removeAll(where: shouldRemove).count
     }
 
+    /// Makes the entry under `key` stale at `nowMs` (``CacheEntry/madeStale(at:)``), in place:
+    /// its cost and its place in the order of use stay.
+    ///
+    /// - Returns: whether it changed: false when no entry is kept or it is stale already.
+    @discardableResult
+    public mutating func markStale(_ key: String, at nowMs: Int64) -> Bool {
+        entries.replace(key) { $0.madeStale(at: nowMs) }
+    }
+
+    /// Makes stale at `nowMs`, in place, every entry fresh then for which `matches` is true. O(n).
+    ///
+    /// - Returns: the keys of the entries that changed.
+    public mutating func markStaleAll(at nowMs: Int64, where matches: (String, CacheEntry) -> Bool) -> [String] {
+        entries.replaceAll { key, entry in matches(key, entry) ? entry.madeStale(at: nowMs) : nil }
+    }
+
+    /// Makes stale at `nowMs` every fresh entry whose key starts with the bytes of `prefix`.
+    ///
+    /// - Returns: the keys of the entries that changed.
+    public mutating func markStaleAll(withPrefix prefix: String, at nowMs: Int64) -> [String] {
+        markStaleAll(at: nowMs) { key, _ in key.utf8.starts(with: prefix.utf8) }
+    }
+
+    /// Makes stale at `nowMs` every fresh entry tagged `tag` (tags compared as UTF-8 bytes).
+    ///
+    /// - Returns: the keys of the entries that changed.
+    public mutating func markStaleAll(taggedWith tag: String, at nowMs: Int64) -> [String] {
+        markStaleAll(at: nowMs) { _, entry in entry.tags.contains { $0.utf8.elementsEqual(tag.utf8) } }
+    }
+
     /// The keys kept, most recently used first.
     public var keysByRecency: [String] { entries.keysByRecency }
 }

@@ -6,6 +6,62 @@ extension RedisStore {
     /// to the next cursor until Redis returns to 0; `deleted` counts what the `DEL`s dropped
     /// so far (an invalidation that dropped nothing is published as such).
     func scan(prefix: String, cursor: String, found: Set<String>, deleted: Int, operation: StoreOperation) {
+        scanStep(prefix: prefix, cursor: cursor, operation: operation) { next, rawKeys in
+            var found = found
+            for raw in rawKeys { found.insert(String(decoding: raw.dropFirst(Self.entryPrefix.count), as: UTF8.self)) }
+            let afterDelete = { (deleted: Int) in
+                if let next {
+                    self.scan(prefix: prefix, cursor: next, found: found, deleted: deleted, operation: operation)
+                } else {
+                    self.publish(.invalidated, .prefix(prefix), changedSomething: deleted > 0)
+                    operation.finish(.keys(Array(found)))
+                }
+            }
+            guard !rawKeys.isEmpty else { return afterDelete(deleted) }
+            let commands = self.connections.value.commands
+            let deleting = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
+                guard let reply else {
+                    return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
+                }
+                let count = if case .integer(let count) = reply { Int(count) } else { 0 }
+                afterDelete(deleted + count)
+            }
+            if !deleting { self.unavailable(operation, commands.unavailableReason) }
+        }
+    }
+
+    /// One step of a prefix soft purge: `SCAN` from `cursor`, mark stale at `nowMs` what it
+    /// found (``RedisStaleScripts/keys``), and on until Redis returns to 0; `marked` holds the
+    /// keys marked so far (a purge that marked nothing is published as such).
+    func scanMarkingStale(prefix: String, cursor: String, nowMs: Int64, marked: Set<String>, operation: StoreOperation) {
+        scanStep(prefix: prefix, cursor: cursor, operation: operation) { next, rawKeys in
+            let afterMarking = { (marked: Set<String>) in
+                if let next {
+                    self.scanMarkingStale(prefix: prefix, cursor: next, nowMs: nowMs, marked: marked, operation: operation)
+                } else {
+                    self.publish(.invalidated, .prefix(prefix), changedSomething: !marked.isEmpty)
+                    operation.finish(.keys(Array(marked)))
+                }
+            }
+            guard !rawKeys.isEmpty else { return afterMarking(marked) }
+            let commands = self.connections.value.commands
+            let marking = commands.send(self.markStaleArguments(rawKeys, nowMs: nowMs)) { reply in
+                switch reply {
+                case nil: self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
+                case .error(let message)?: operation.finish(.refused("Redis at \(self.address): \(message)"))
+                case let reply?: afterMarking(marked.union(Self.texts(of: reply)))
+                }
+            }
+            if !marking { self.unavailable(operation, commands.unavailableReason) }
+        }
+    }
+
+    /// Sends one `SCAN` of the entries under `prefix` from `cursor` (`MATCH` on the prefix with
+    /// the glob characters escaped, `COUNT 1000`) and hands `then` the next cursor (nil once
+    /// Redis is back at 0) and the Redis keys found; a failure ends `operation` instead.
+    private func scanStep(
+        prefix: String, cursor: String, operation: StoreOperation, then: @escaping (String?, [[UInt8]]) -> Void
+    ) {
         let pattern = Self.entryPrefix + Self.globEscaped(prefix) + Array("*".utf8)
         let arguments = [
             Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), pattern, Array("COUNT".utf8), Array("1000".utf8),
@@ -24,26 +80,7 @@ extension RedisStore {
                 if case .string(let bytes) = reply { return bytes }
                 return nil
             }
-            var found = found
-            for raw in rawKeys { found.insert(String(decoding: raw.dropFirst(Self.entryPrefix.count), as: UTF8.self)) }
-            let finished = next == "0"
-            let afterDelete = { (deleted: Int) in
-                if finished {
-                    self.publish(.invalidated, .prefix(prefix), changedSomething: deleted > 0)
-                    operation.finish(.keys(Array(found)))
-                } else {
-                    self.scan(prefix: prefix, cursor: next, found: found, deleted: deleted, operation: operation)
-                }
-            }
-            guard !rawKeys.isEmpty else { return afterDelete(deleted) }
-            let deleting = commands.send([Array("DEL".utf8)] + rawKeys) { reply in
-                guard let reply else {
-                    return self.unavailable(operation, "the Redis store at \(self.address) went away during the scan")
-                }
-                let count = if case .integer(let count) = reply { Int(count) } else { 0 }
-                afterDelete(deleted + count)
-            }
-            if !deleting { self.unavailable(operation, commands.unavailableReason) }
+            then(next == "0" ? nil : next, rawKeys)
         }
         if !sent { unavailable(operation, commands.unavailableReason) }
     }

@@ -234,8 +234,28 @@ public final class RedisStore: CacheStore, Sendable {
                 self.publish(.invalidated, .tag(tag), changedSomething: !keys.isEmpty)
                 return .keys(keys)
             }
-        case .remove(.path), .remove(.pathPrefix):
+        case .remove(.path), .remove(.pathPrefix), .markStale(.path, _), .markStale(.pathPrefix, _):
             operation.finish(.refused("the Redis store takes keys, prefixes and tags; paths are the coordinator's to resolve"))
+        case .markStale(.key(let key), let nowMs):
+            // The key's variant slots go with it, as with a removal.
+            let keys = [key] + CacheVariants.slotKeys(of: key)
+            send(operation, markStaleArguments(keys.map(entryKey), nowMs: nowMs)) { reply in
+                let marked = Self.texts(of: reply)
+                self.publish(.invalidated, .key(key), changedSomething: !marked.isEmpty)
+                return .keys(marked)
+            }
+        case .markStale(.prefix(let prefix), let nowMs):
+            scanMarkingStale(prefix: prefix, cursor: "0", nowMs: nowMs, marked: [], operation: operation)
+        case .markStale(.tag(let tag), let nowMs):
+            let arguments = [
+                Array("EVAL".utf8), Array(RedisStaleScripts.tag.utf8), Array("1".utf8), tagKey(tag),
+                Array(String(nowMs).utf8), Array(String(staleWindowMs).utf8), Self.entryPrefix, Array(tag.utf8),
+            ]
+            send(operation, arguments) { reply in
+                let marked = Self.texts(of: reply)
+                self.publish(.invalidated, .tag(tag), changedSomething: !marked.isEmpty)
+                return .keys(marked)
+            }
         case .deleteExpired:
             // Redis expires entries by itself.
             operation.finish(.count(0))
@@ -329,6 +349,25 @@ public final class RedisStore: CacheStore, Sendable {
             figures.backedOff = commands.isBackedOff
             figures.slowBackoffs = commands.slowBackoffs
         }
+    }
+
+    // MARK: - Soft purges
+
+    /// How long Redis keeps an entry made stale, in milliseconds from then: `keepStale`, at
+    /// least 1 (`PX` takes no 0).
+    var staleWindowMs: Int64 { max(1, keepStaleMs) }
+
+    /// The `EVAL` of ``RedisStaleScripts/keys`` that makes the entries at `redisKeys` stale at
+    /// `nowMs`.
+    func markStaleArguments(_ redisKeys: [[UInt8]], nowMs: Int64) -> [[UInt8]] {
+        [Array("EVAL".utf8), Array(RedisStaleScripts.keys.utf8), Array(String(redisKeys.count).utf8)] + redisKeys
+            + [Array(String(nowMs).utf8), Array(String(staleWindowMs).utf8), Array(String(Self.entryPrefix.count).utf8)]
+    }
+
+    /// The texts of an array reply's bulk strings (the keys a script returns); none for any
+    /// other reply.
+    static func texts(of reply: RedisReply) -> [String] {
+        if case .array(let members) = reply { members.compactMap(\.text) } else { [] }
     }
 
     // MARK: - Keys

@@ -350,7 +350,7 @@ final class SQLiteDatabase {
         return try query.step() ? query.text(0) : ""
     }
 
-    private func statement(_ sql: String) throws(SQLiteStoreError) -> SQLiteStatement {
+    func statement(_ sql: String) throws(SQLiteStoreError) -> SQLiteStatement {
         if let prepared = statements[sql] { return prepared }
         let prepared = try SQLiteStatement(sql, in: self)
         statements[sql] = prepared

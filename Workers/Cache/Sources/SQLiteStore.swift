@@ -110,6 +110,17 @@ public final class SQLiteStore: Sendable {
         try keys(await enqueue(.remove(target)).outcome())
     }
 
+    /// Makes the target's entries that are fresh at `nowMs` stale then (a soft purge, see
+    /// ``CacheEntry/madeStale(at:)``): the entry under a key (and its variant slots), every
+    /// entry whose key starts with a prefix (bytes compared exactly), or every entry tagged so.
+    /// They stay in the file, and are swept `keepStale` after.
+    ///
+    /// - Returns: the keys changed (a variant slot's under its own key).
+    /// - Throws: ``SQLiteStoreError`` when the change was not committed.
+    public func markStale(_ target: InvalidateMessage.Target, at nowMs: Int64) async throws(SQLiteStoreError) -> [String] {
+        try keys(await enqueue(.markStale(target, nowMs: nowMs)).outcome())
+    }
+
     /// Deletes the entries whose freshness ended at or before `expiredByMs` (milliseconds
     /// since the epoch).
     ///

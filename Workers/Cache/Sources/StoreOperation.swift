@@ -14,6 +14,9 @@ package final class StoreOperation: Sendable {
         case count
         case put(CacheEntry, key: String)
         case remove(InvalidateMessage.Target)
+        /// A soft purge: the target's entries that are fresh at `nowMs` become stale then
+        /// (``CacheEntry/madeStale(at:)``); outcome: the keys changed.
+        case markStale(InvalidateMessage.Target, nowMs: Int64)
         case deleteExpired(by: Int64)
         /// Runs on the pool thread in the queue's turn; tests use it to hold the queue.
         case probe(@Sendable () -> Void)
@@ -23,7 +26,7 @@ package final class StoreOperation: Sendable {
         /// Whether it changes the file, and so runs in the batch's transaction.
         var isWrite: Bool {
             switch self {
-            case .put, .remove, .deleteExpired: true
+            case .put, .remove, .markStale, .deleteExpired: true
             case .get, .count, .probe, .close: false
             }
         }
