@@ -47,14 +47,14 @@ struct BrowserTests {
             """)
         try folder.write("site/app.js", "document.getElementById('out').textContent = 'script v1'\n")
         try folder.write("site/logo.gif", Self.gif)
-        let purging = try await Self.writeConfiguration(in: folder)
+        try Self.writeConfiguration(in: folder)
 
         let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
         defer { _ = up.signal(SIGKILL) }
         try await FirstMinutesTests.waitFor("ready", from: up)
         let port = try #require(HTTPFetch.port(inOutput: up.standardOutput.text), "\(up.standardOutput.text)")
 
-        var steps: [[String: String]] = [
+        let steps: [[String: String]] = [
             ["do": "load", "path": "/index.html"],
             ["do": "reload"],
             ["do": "write", "file": folder.path + "/site/app.js", "text": "document.getElementById('out').textContent = 'script v2'\n"],
@@ -62,7 +62,6 @@ struct BrowserTests {
             ["do": "purge", "path": "/app.js"],
             ["do": "reload"],
         ]
-        if !purging { steps.removeLast(2) }
         let lines = try await Self.browse(port: port, steps: steps)
         try #require(lines.count == steps.count, "one line per step: \(lines)")
 
@@ -94,12 +93,6 @@ struct BrowserTests {
         #expect(lines[3].out == "script v1", "\(lines[3])")
 
         // A purge drops it: the next reload runs the new script.
-        guard purging else {
-            withKnownIssue("PURGE over HTTP (http: {purgeFrom: [...]}) is not in this build yet") {
-                Issue.record("the purge and the reload after it were not run: monarch check refuses the http: key")
-            }
-            return
-        }
         #expect((200..<300).contains(lines[4].status ?? 0), "\(lines[4])")
         #expect(lines[5].out == "script v2", "\(lines[5])")
         #expect(lines[5].request("/app.js")?.status == 200, "\(lines[5])")
@@ -108,23 +101,16 @@ struct BrowserTests {
     }
 
     /// Writes monarch.yml in `folder`: HTTP on a free port, site/ through a cache (fresh for
-    /// 60 s), and purges from 127.0.0.1 when this build takes `http.purgeFrom` (`monarch check`
-    /// says whether). Returns whether it does.
-    static func writeConfiguration(in folder: TemporaryFolder) async throws -> Bool {
-        let configuration = """
+    /// 60 s), and purges from 127.0.0.1.
+    static func writeConfiguration(in folder: TemporaryFolder) throws {
+        try folder.write("monarch.yml", """
             listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
             domains: {site: [cache, bundle]}
             routes: [{match: "...", domain: site, ttl: 60s}]
             workers: {bundle: {root: site}, cache: {memory: 8MB}}
+            http: {purgeFrom: [127.0.0.1]}
 
-            """
-        try folder.write("monarch.yml", configuration + "http: {purgeFrom: [127.0.0.1]}\n")
-        let check = try await FirstMinutesTests.monarch(["check"], in: folder.path)
-        if check.status == 0 { return true }
-        // Only the key being unknown means purges are not there; any other refusal is a failure.
-        try #require(check.status == 78 && check.stderr.contains(#"unknown key "http""#), "\(check.stderr)")
-        try folder.write("monarch.yml", configuration)
-        return false
+            """)
     }
 
     /// Runs browse.mjs against 127.0.0.1:`port` and returns its lines, one per step.
