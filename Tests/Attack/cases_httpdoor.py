@@ -995,7 +995,8 @@ def http_pipelining(ctx):
         ctx.note("a writer that never reads: %.1f MB taken in 4 s (bound %.0f MB)" % (taken / 2**20, bound / 2**20))
         ctx.check(taken < bound, "a client that never reads had %.1f MB of requests taken in 4 s (bound %.0f MB: "
                   "2 MB of read-ahead + the kernel's socket buffers)" % (taken / 2**20, bound / 2**20))
-        # Cut off: it takes none of its answers for httpKeepAlive (5 s); read nothing meanwhile.
+        # Its connection ends: at the httpRequests-th answer (the writer sent far more), or once it
+        # has taken none of its answers for httpKeepAlive (5 s); read nothing meanwhile.
         cut = None
         waited = time.monotonic()
         while time.monotonic() - waited < 12:
@@ -1009,9 +1010,10 @@ def http_pipelining(ctx):
                 cut = time.monotonic() - waited
                 break
             time.sleep(0.2)
-        ctx.check(cut is not None, "a client reading none of its answers was not cut off within 12 s (httpKeepAlive 5s)")
+        ctx.check(cut is not None, "the connection of a client writing requests and reading none of its answers "
+                  "did not end within 12 s of its last write (httpRequests %d, httpKeepAlive 5s)" % limit)
         if cut is not None:
-            ctx.note("a client reading nothing cut off %.1f s after it stopped writing" % cut)
+            ctx.note("a writer that never reads: its connection ended %.1f s after its last write" % cut)
 
     # A client asking for 40 large answers and taking none: cut off after httpKeepAlive.
     large = config.BUNDLE["docs/large.bin"]
