@@ -22,6 +22,9 @@ public final class HTTPRequestParser {
     private var failure: HTTPParseError?
     /// The head of the request whose body is arriving, once it has passed the check.
     private var pending: (head: Head, facts: HTTPHeadCheck.Facts)?
+    /// The chunked body arriving, as far as it has been read (its framing is dropped from
+    /// ``buffer`` as it is read, so that it never piles up nor is read twice).
+    private var chunks: ChunkedBody?
 
     /// What the C parser read of a head.
     private struct Head {
@@ -51,8 +54,9 @@ public final class HTTPRequestParser {
         self.limits = limits
     }
 
-    /// Bytes received that ``next()`` has not consumed yet (a body still arriving included).
-    public var bufferedBytes: Int { buffer.count - offset }
+    /// Bytes received that ``next()`` has not consumed yet (a body still arriving included:
+    /// of a chunked one, the data decoded so far and the bytes not read yet).
+    public var bufferedBytes: Int { buffer.count - offset + (chunks?.body.count ?? 0) }
 
     /// Whether the head of the request under way has arrived and passed the check, and its
     /// body is still coming (when to answer `Expect: 100-continue`).
@@ -61,8 +65,9 @@ public final class HTTPRequestParser {
     /// Whether the request whose body is coming asked for `100 Continue` first.
     public var expectsContinue: Bool { pending?.facts.expectsContinue ?? false }
 
-    /// The most bytes one whole request may take, as received: its head and its body (chunk
-    /// framing counted generously). A connection need not read further ahead than this.
+    /// The most bytes one whole request may take: its head and its body (with room for chunk
+    /// framing, which is dropped as it is read). A connection need not read further ahead than
+    /// this.
     public var largestRequestBytes: Int {
         limits.requestLineBytes + limits.headerBlockBytes + 4 + limits.bodyBytes + limits.bodyBytes / 8 + 4096
     }
@@ -91,11 +96,19 @@ public final class HTTPRequestParser {
         guard let (head, facts) = pending else { return nil }
         let body: [UInt8]
         if facts.chunked {
-            switch ChunkedBody.read(buffer[offset...], limit: limits.bodyBytes) {
-            case .incomplete: return nil
+            var reader = chunks ?? ChunkedBody(limit: limits.bodyBytes)
+            // The reader alone holds its body while it reads (appending then copies nothing).
+            chunks = nil
+            switch reader.read(buffer[offset...]) {
+            case .incomplete(let consumed):
+                offset += consumed
+                chunks = reader
+                scanned = max(scanned, offset)
+                compact()
+                return nil
             case .invalid(let status, let reason): return fail(HTTPParseError(status: status, reason))
-            case .complete(let bytes, let consumed):
-                body = bytes
+            case .complete(let consumed):
+                body = reader.body
                 offset += consumed
             }
         } else if let length = facts.contentLength, length > 0 {
@@ -235,11 +248,19 @@ public final class HTTPRequestParser {
     private func fail(_ error: HTTPParseError) -> Result<HTTPRequest, HTTPParseError> {
         failure = error
         pending = nil
+        chunks = nil
         return .failure(error)
     }
 
-    /// Drops the consumed bytes once they are most of the buffer.
+    /// Drops the consumed bytes once they are most of the buffer; a large buffer with nothing
+    /// left in it is let go (an idle connection keeps no megabyte of its last request).
     private func compact() {
+        if offset == buffer.count && buffer.capacity > 64 << 10 {
+            buffer = []
+            scanned -= offset
+            offset = 0
+            return
+        }
         guard offset > 4096 && offset * 2 > buffer.count else { return }
         buffer.removeFirst(offset)
         scanned -= offset

@@ -212,6 +212,7 @@ class Cluster:
         self.client_address = "unix:%s/c.sock" % folder
         self.worker_address = "unix:%s/w.sock" % folder
         self.tcp_address = None
+        self.http_addresses = []  # the front door's listeners as bound (listen.http)
         self.worker_pids = set()
         self.process = None
         self.nofile = nofile
@@ -244,6 +245,9 @@ class Cluster:
                 for address in match.group(1).split(", "):
                     if address.startswith("tcp:"):
                         self.tcp_address = address.strip()
+                http = re.search(r"; http on ([^;\n]*)", text)
+                if http:
+                    self.http_addresses = [address.strip() for address in http.group(1).split(", ")]
                 break
             if self.process.poll() is not None:
                 problem = self.stderr().strip()
@@ -259,6 +263,11 @@ class Cluster:
         self.sampler = RSSSampler(self.process.pid)
         self.sampler.start()
         self.refresh_workers()
+
+    @property
+    def http_address(self):
+        """The front door's first listener (`listen.http`), as bound."""
+        return self.http_addresses[0] if self.http_addresses else None
 
     @property
     def pid(self):

@@ -23,6 +23,10 @@ BUNDLE = {
 }
 
 SENTINEL_BUNDLE_PATH = "docs/hello.txt"
+# The sentinel's network probe on the HTTP front door: a route that never caches (below), to
+# upstream.py's /personal, which answers a request without X-Api-Key with this.
+SENTINEL_HTTP_NETWORK_PATH = "fresh/personal"
+SENTINEL_HTTP_NETWORK_BODY = b"you are anonymous"
 
 
 def write_bundle(root):
@@ -39,7 +43,7 @@ def quote(text):
 
 def build(folder, origin_port, upstream_port, options):
     """The YAML text for a cluster in `folder`; `options` is the case's config dict:
-    token (with admin_token, worker_token), tcp, bundle, cache, network (counts), cache_store, latency, domains {name: [kinds]},
+    token (with admin_token, worker_token), tcp, http (the HTTP front door on a loopback port), bundle, cache, network (counts), cache_store, latency, domains {name: [kinds]},
     routes [dict], limits {key: value text}."""
     token = options.get("token")
     clients = ["unix:%s/c.sock" % folder]
@@ -51,6 +55,12 @@ def build(folder, origin_port, upstream_port, options):
         "  clients: [%s]" % ", ".join(clients),
         "  workers: unix:%s/w.sock" % folder,
     ]
+    if options.get("http"):
+        # The front door on a loopback port; `fresh/...` (noCache, to upstream.py) for the
+        # sentinel's HTTP network probe.
+        lines.append("  http: tcp:127.0.0.1:0")
+        options = dict(options, routes=[{"match": "fresh/...", "domain": "api", "upstream": "http://UPSTREAM/...",
+                                         "policy": "noCache"}] + list(options.get("routes") or []))
     if token:
         lines += ["auth:", "  token: %s" % quote(token)]
         # Roles each with its own secret (issue 26.3), when a case asks.

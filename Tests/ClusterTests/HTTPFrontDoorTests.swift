@@ -157,6 +157,24 @@ struct HTTPFrontDoorTests {
         }
     }
 
+    @Test("A body sent a byte a second, each pause within httpHeaderTimeout, gets 408 once the connection is older than httpConnectionAge")
+    func aTrickledBodyEndsAtTheConnectionAge() async throws {
+        try await withFrontDoor(limits: "{httpHeaderTimeout: 2s, httpConnectionAge: 3s, httpBody: 1KB}") { port in
+            let slow = try TCPConnection(port: port)
+            let started = ContinuousClock.now
+            slow.send("POST /hello.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+            // 100 bytes at this pace would take 100 s; the connection's age ends it after 3.
+            for _ in 0..<7 {
+                try await Task.sleep(for: .seconds(1))
+                slow.send("b")
+            }
+            let answer = slow.readToEnd()
+            #expect(answer.hasPrefix("HTTP/1.1 408 "), "\(answer)")
+            #expect(answer.contains("age limit"), "\(answer)")
+            #expect(ContinuousClock.now - started < .seconds(15))
+        }
+    }
+
     @Test("A client that half-closes gets its whole answer; one that takes none of its answers is cut off; the coordinator serves on")
     func halfClosedAndStuckClients() async throws {
         try await withFrontDoor(limits: "{httpKeepAlive: 2s}") { port in

@@ -20,6 +20,18 @@ private func refusal(_ text: String, limits: HTTPLimits = HTTPLimits()) -> Int? 
     parse(text, limits: limits).error?.status
 }
 
+/// The status `text` is refused with when it arrives one byte at a time; nil when it is not.
+private func refusalByteByByte(_ text: String, limits: HTTPLimits = HTTPLimits()) -> Int? {
+    let parser = HTTPRequestParser(limits: limits)
+    for byte in text.utf8 {
+        parser.append([byte])
+        while let next = parser.next() {
+            if case .failure(let error) = next { return error.status }
+        }
+    }
+    return nil
+}
+
 @Suite struct HTTPRequestParserTests {
     @Test func aGetIsReadWithItsHeadersAndKeepsTheConnection() throws {
         let (requests, error) = parse("GET /docs/a.txt?x=1 HTTP/1.1\r\nHost: example\r\nAccept:  text/plain \r\n\r\n")
@@ -101,6 +113,43 @@ private func refusal(_ text: String, limits: HTTPLimits = HTTPLimits()) -> Int? 
     ])
     func smugglingFormsAreRefusedWith400(_ form: String, _ text: String) {
         #expect(refusal(text) == 400, "\(form)")
+        #expect(refusalByteByByte(text) == 400, "\(form), one byte at a time")
+    }
+
+    @Test func aChunkedBodyIsReadAsItArrivesAndItsFramingDoesNotPileUp() throws {
+        // 4,000 one-byte chunks: 24,000 bytes of framing, more than one request's read-ahead.
+        var limits = HTTPLimits()
+        limits.requestLineBytes = 64
+        limits.headerBlockBytes = 1024
+        limits.bodyBytes = 4096
+        let data = (0..<4000).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        var text = Array("POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        for byte in data { text += Array("1\r\n".utf8) + [byte] + Array("\r\n".utf8) }
+        text += Array("0\r\n\r\nGET /n HTTP/1.1\r\nHost: h\r\n\r\n".utf8)
+        #expect(text.count > HTTPRequestParser(limits: limits).largestRequestBytes)
+        let parser = HTTPRequestParser(limits: limits)
+        var requests: [HTTPRequest] = []
+        var most = 0
+        var start = 0
+        while start < text.count {
+            // Pieces of 7 bytes: size lines, data and CRLFs split every way.
+            parser.append(text[start..<min(start + 7, text.count)])
+            start += 7
+            while let next = parser.next() {
+                guard case .success(let request) = next else {
+                    Issue.record("refused: \(next)")
+                    return
+                }
+                requests.append(request)
+            }
+            most = max(most, parser.bufferedBytes)
+        }
+        #expect(requests.map(\.target) == ["/u", "/n"])
+        #expect(requests.first?.body == data)
+        // What is held is the decoded data and a piece, never the framing: the session reading
+        // only while this is under largestRequestBytes never stops short of a body within bodyBytes.
+        #expect(most <= data.count + 7)
+        #expect(most < parser.largestRequestBytes)
     }
 
     @Test func aConnectIsRefusedAndItsBodyIsNeverReadAsARequest() {

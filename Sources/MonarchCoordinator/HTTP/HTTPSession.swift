@@ -6,7 +6,8 @@ import MonarchWire
 /// One HTTP/1.1 connection of the front door: it reads requests strictly
 /// (``HTTPRequestParser``), answers them in order through the coordinator's chain (pipelined
 /// ones one after another), and keeps to the `limits.http*` bounds: a head within
-/// `httpHeaderTimeout` (else 408), an idle connection closed after `httpKeepAlive`, at most
+/// `httpHeaderTimeout` (else 408), a body pausing no longer than that and done within
+/// `httpConnectionAge` (else 408), an idle connection closed after `httpKeepAlive`, at most
 /// `httpRequests` requests and `httpConnectionAge` per connection, the requests in flight of
 /// `limits.inFlight` (else 503 with `Retry-After`). While a request is answered, or its answer
 /// waits for a slow reader, nothing more is read from the connection, and never more than one
@@ -232,10 +233,15 @@ actor HTTPSession {
         }
         guard !ended, !answering, connection.isWritable else { return }
         if parser.bufferedBytes > 0 || parser.isReadingBody {
-            // A head must arrive within the timeout of its first byte; a body may pause that long.
+            // A head must arrive within the timeout of its first byte; a body may pause that long,
+            // but not keep the connection past its age (a byte every few seconds would, for weeks).
             let waited = parser.isReadingBody ? now - lastActivity : now - (requestStartedAt ?? lastActivity)
             if waited > limits.httpHeaderTimeout {
                 finish(HTTPExchange.plain(408, "the request did not arrive within \(limits.httpHeaderTimeout)", closing: true), closing: true)
+            } else if now - openedAt > limits.httpConnectionAge {
+                finish(HTTPExchange.plain(
+                    408, "the request was still arriving when the connection reached its age limit (\(limits.httpConnectionAge))",
+                    closing: true), closing: true)
             }
         } else if now - lastActivity > limits.httpKeepAlive || now - openedAt > limits.httpConnectionAge {
             ended = true
