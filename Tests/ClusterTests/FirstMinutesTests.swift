@@ -94,11 +94,11 @@ struct FirstMinutesTests {
 
         // The README's first request: curl localhost:8080/hello.txt (here, the port chosen).
         let port = try #require(HTTPFetch.port(inOutput: up.standardOutput.text), "\(up.standardOutput.text)")
-        let hello = try HTTPFetch.exchange(port: port, target: "/hello.txt")
+        let hello = try await HTTPProbe.exchange(HTTPProbe.request("GET", "/hello.txt"), port: port).text
         #expect(hello.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(hello)")
         #expect(hello.lowercased().contains("content-type: text/plain"), "\(hello)")
         #expect(hello.hasSuffix("\r\n\r\nHello from any folder.\n"), "\(hello)")
-        let hidden = try HTTPFetch.exchange(port: port, target: "/.env")
+        let hidden = try await HTTPProbe.exchange(HTTPProbe.request("GET", "/.env"), port: port).text
         #expect(hidden.hasPrefix("HTTP/1.1 404 "), "\(hidden)")
         #expect(!hidden.contains("SECRET"), "\(hidden)")
 

@@ -20,11 +20,8 @@ enum HTTPListenerCluster {
         let up = try FirstMinutesTests.start(Executables.monarch, ["up"], in: folder.path)
         defer { _ = up.signal(SIGKILL) }
         try await FirstMinutesTests.waitFor("ready", from: up)
-        let ready = up.standardOutput.text
-        guard let range = ready.range(of: "http on tcp:127.0.0.1:"),
-            let port = UInt16(ready[range.upperBound...].prefix { $0.isNumber })
-        else {
-            Issue.record("no HTTP address in the ready line: \(ready)")
+        guard let port = HTTPFetch.port(inOutput: up.standardOutput.text) else {
+            Issue.record("no HTTP address in the ready line: \(up.standardOutput.text)")
             return up.standardError.text
         }
         try await body(port, folder.path)
