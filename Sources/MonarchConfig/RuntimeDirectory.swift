@@ -48,7 +48,11 @@ public enum RuntimeDirectory {
     /// - Throws: ``ConfigError`` naming the folder and what is wrong with it.
     public static func prepare(_ path: String) throws(ConfigError) {
         for folder in [folder(containing: path), path] where !folder.isEmpty {
-            if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            if mkdir(folder, 0o700) == 0 {
+                // mkdir applied the umask (which another thread may be holding narrower for a
+                // moment, as a Unix socket is bound): the new folder is this process's to set.
+                chmod(folder, 0o700)
+            } else if errno != EEXIST {
                 throw problem(folder, "cannot be created: \(String(cString: strerror(errno)))")
             }
             var info = stat()
