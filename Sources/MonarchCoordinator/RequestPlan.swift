@@ -38,7 +38,7 @@ struct RequestPlan {
         limits: Configuration.Limits, routes: RouteCache = RouteCache(capacity: 0)
     ) throws(ChainError) {
         try Self.checkSize(of: message, within: limits)
-        try Self.checkHeaders(message.headers ?? [:], within: limits)
+        try Self.checkHeaders(message.headers ?? [:], within: limits, relayed: message.relay == true)
         let routed = try routes.entry(for: message.path) { (text) throws(ChainError) in
             let path: ResourcePath
             do throws(PathError) {
@@ -169,14 +169,21 @@ struct RequestPlan {
 
     /// Refuses too many or too large headers, names that are not HTTP tokens and values with
     /// control characters other than HTAB (they would let a client write headers of its own
-    /// upstream, or split them).
-    private static func checkHeaders(_ headers: [String: String], within limits: Configuration.Limits) throws(ChainError) {
-        guard headers.count <= limits.headers else {
-            throw ChainError(.requestTooLarge, "the request has \(headers.count) headers; the limit is \(limits.headers) (limits.headers)")
+    /// upstream, or split them). A relayed request (an HTTP client's, which carries all of
+    /// its headers) may have as many as the HTTP listener takes, when that is more.
+    private static func checkHeaders(
+        _ headers: [String: String], within limits: Configuration.Limits, relayed: Bool
+    ) throws(ChainError) {
+        let (most, mostKey) = relayed && limits.httpHeaders > limits.headers
+            ? (limits.httpHeaders, "limits.httpHeaders") : (limits.headers, "limits.headers")
+        guard headers.count <= most else {
+            throw ChainError(.requestTooLarge, "the request has \(headers.count) headers; the limit is \(most) (\(mostKey))")
         }
         let bytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        guard bytes <= limits.headerBytes else {
-            throw ChainError(.requestTooLarge, "the headers are \(bytes) bytes; the limit is \(limits.headerBytes) (limits.headerBytes)")
+        let (largest, largestKey) = relayed && limits.httpHeaderBlockBytes > limits.headerBytes
+            ? (limits.httpHeaderBlockBytes, "limits.httpHeaderBlock") : (limits.headerBytes, "limits.headerBytes")
+        guard bytes <= largest else {
+            throw ChainError(.requestTooLarge, "the headers are \(bytes) bytes; the limit is \(largest) (\(largestKey))")
         }
         for (name, value) in headers {
             guard !name.isEmpty, name.utf8.allSatisfy(HTTPToken.isTokenByte) else {

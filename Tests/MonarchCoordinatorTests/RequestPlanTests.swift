@@ -131,6 +131,24 @@ import Testing
         #expect(throws: Never.self) { try plan(RequestMessage(id: 9, path: "docs/a?x=1"), limits: limits) }
     }
 
+    @Test("A relayed request (an HTTP client's, with all of its headers) may have as many headers as the HTTP listener takes; others keep limits.headers")
+    func relayedRequestsHaveTheHTTPListenersHeaderLimits() throws {
+        var limits = Configuration.Limits()
+        limits.headers = 4
+        limits.httpHeaders = 10
+        limits.headerBytes = 100
+        limits.httpHeaderBlockBytes = 2 << 10
+        let eight = Dictionary(uniqueKeysWithValues: (0..<8).map { ("x-h\($0)", String(repeating: "v", count: 20)) })
+        #expect(throws: Never.self) { try plan(RequestMessage(id: 1, path: "docs/a", headers: eight, relay: true), limits: limits) }
+        let error = #expect(throws: ChainError.self) { try plan(RequestMessage(id: 2, path: "docs/a", headers: eight), limits: limits) }
+        #expect(error?.message.contains("limits.headers") == true, "\(error?.message ?? "")")
+        let twelve = Dictionary(uniqueKeysWithValues: (0..<12).map { ("x-h\($0)", "v") })
+        let relayed = #expect(throws: ChainError.self) {
+            try plan(RequestMessage(id: 3, path: "docs/a", headers: twelve, relay: true), limits: limits)
+        }
+        #expect(relayed?.message.contains("limits.httpHeaders") == true, "\(relayed?.message ?? "")")
+    }
+
     @Test("A 16 MB path is refused by its size before anything is parsed, and the refusal does not carry it")
     func hugePath() throws {
         // The path is also malformed (a bad escape, a traversal) and comes with a header that
