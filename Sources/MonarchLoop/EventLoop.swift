@@ -63,6 +63,8 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// - Throws: ``UVError`` when libuv cannot initialise a loop.
     public init(name: String = "monarch-loop") throws(UVError) {
+        // A peer that goes away is an error on the write, never the end of the process.
+        BrokenPipes.ignoreUnlessHandled()
         // Initialised before any stored property, so a failure here never reaches deinit.
         let uvLoop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         let result = uv_loop_init(uvLoop)
