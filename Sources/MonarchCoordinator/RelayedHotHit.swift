@@ -23,7 +23,7 @@ enum RelayedHotHit {
     static func freshness(of message: ResponseMessage, ageMs: UInt64, defaultLifetime: Duration?) -> Freshness? {
         let headers = message.headers ?? [:]
         guard !HTTPCacheRules.controls(of: headers).directives.has("no-cache") else { return nil }
-        let age = HTTPCacheRules.initialAge(headers: headers, requestedAt: 0, receivedAt: 0) + Int64(ageMs / 1000)
+        let age = HTTPCacheRules.ageHeader(headers) + Int64(ageMs / 1000)
         let now = WallClock.system.nowMs / 1000
         let lifetime = HTTPCacheRules.freshnessLifetime(
             headers: headers, status: message.status, receivedAt: now - age, defaultLifetime: defaultLifetime)

@@ -103,13 +103,20 @@ public enum HTTPCacheRules {
     /// since the epoch): the larger of its `Age` (the first value, digits only; others are
     /// ignored) plus the time the exchange took, and the time since its `Date`.
     public static func initialAge(headers: [String: String], requestedAt: Int64, receivedAt: Int64) -> Int64 {
-        let ageValue = value("age", in: headers).flatMap { text in
-            text.split(separator: ",", omittingEmptySubsequences: false).first.map { String($0).trimmingHTTPSpaces }
-        }.flatMap(CacheDirectives.deltaSeconds) ?? 0
+        let ageValue = ageHeader(headers)
         let date = value("date", in: headers).flatMap(HTTPDate.seconds) ?? receivedAt
         let apparentAge = max(0, receivedAt - date)
         let correctedAge = ageValue + max(0, receivedAt - requestedAt)
         return min(max(apparentAge, correctedAge), 1 << 31)
+    }
+
+    /// The seconds a response's `Age` says: its first value, digits only (others are
+    /// ignored), at most 2^31; 0 without one. For a stored response, which keeps its age on
+    /// receipt there, its age when it was kept.
+    public static func ageHeader(_ headers: [String: String]) -> Int64 {
+        value("age", in: headers).flatMap { text in
+            text.split(separator: ",", omittingEmptySubsequences: false).first.map { String($0).trimmingHTTPSpaces }
+        }.flatMap(CacheDirectives.deltaSeconds) ?? 0
     }
 
     /// How a stored response may serve a request.

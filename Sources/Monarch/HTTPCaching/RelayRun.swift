@@ -250,7 +250,7 @@ struct RelayRun: Sendable {
     /// The age of a stored response now: its age when kept (its `Age`) and the time since.
     private func currentAge(of stored: Response) -> Int64 {
         let resident = (stored.age?.components.seconds ?? 0)
-        return HTTPCacheRules.initialAge(headers: stored.headers, requestedAt: 0, receivedAt: 0) + resident
+        return HTTPCacheRules.ageHeader(stored.headers) + resident
     }
 
     /// How long `stored`, received at `receivedAt`, stays fresh.
