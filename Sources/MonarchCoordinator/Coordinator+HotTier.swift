@@ -37,6 +37,7 @@ extension Coordinator {
         guard let hotTier, request.method == "GET", let key = request.route.cacheKey, plan.providers.first is CachePool,
             SharingRules.mayShare(request)
         else { return false }
+        let (answer, answered): (ClientAnswer, ResponseMessage)
         if request.relay {
             guard RelayedHotHit.mayAnswer(request) else { return false }
             var freshness: RelayedHotHit.Freshness?
@@ -45,20 +46,18 @@ extension Coordinator {
                 return freshness != nil
             }), let freshness
             else { return false }
-            let message = RelayedHotHit.message(hit.prepared.message, id: id, ageMs: hit.ageMs, freshness: freshness)
-            statistics.record(
-                domain: plan.domain, source: message.source, status: message.status,
-                failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)
-            done(.message(.response(message)))
-            return true
+            answered = RelayedHotHit.message(hit.prepared.message, id: id, ageMs: hit.ageMs, freshness: freshness)
+            answer = .message(.response(answered))
+        } else {
+            guard request.policy != .noCache, request.policy != .networkFirst,
+                let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)
+            else { return false }
+            (answer, answered) = (.prepared(hit.prepared, id: id, ageMs: hit.ageMs), hit.prepared.message)
         }
-        guard request.policy != .noCache, request.policy != .networkFirst,
-            let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)
-        else { return false }
         statistics.record(
-            domain: plan.domain, source: hit.prepared.message.source, status: hit.prepared.message.status,
+            domain: plan.domain, source: answered.source, status: answered.status,
             failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)
-        done(.prepared(hit.prepared, id: id, ageMs: hit.ageMs))
+        done(answer)
         return true
     }
 
