@@ -8,6 +8,9 @@ enum ClientAnswer: Sendable {
     /// A response prepared once for many frames (a shared trip's, or the hot tier's), framed
     /// with the id of request `id` and, when given, the age `ageMs`.
     case prepared(PreparedResponse, id: MessageID, ageMs: UInt64?)
+    /// A hot hit answering a relayed request, which an HTTP client takes as it was rendered
+    /// when kept (see ``RelayedHotHit``).
+    case relayedHit(RelayedHotHit.Hit)
 
     /// Whether the answer is a response (shared or not), as opposed to a failure or any
     /// other message.
@@ -15,7 +18,7 @@ enum ClientAnswer: Sendable {
         switch self {
         case .message(.response): true
         case .message: false
-        case .prepared: true
+        case .prepared, .relayedHit: true
         }
     }
 
@@ -24,6 +27,7 @@ enum ClientAnswer: Sendable {
         switch self {
         case .message(let message): message.id
         case .prepared(_, let id, _): id
+        case .relayedHit(let hit): hit.id
         }
     }
 }

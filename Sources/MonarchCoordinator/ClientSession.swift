@@ -355,6 +355,7 @@ actor ClientSession {
             switch answer {
             case .message(let message): try connection.send(message)
             case .prepared(let prepared, let id, let ageMs): try connection.send(prepared, answering: id, ageMs: ageMs)
+            case .relayedHit(let hit): try connection.send(.response(hit.message))
             }
             let size = max(connection.stream.queuedWriteBytes - before, 0)
             recentAnswers.append(size)

@@ -39,15 +39,11 @@ extension Coordinator {
         else { return false }
         let (answer, answered): (ClientAnswer, ResponseMessage)
         if request.relay {
-            guard RelayedHotHit.mayAnswer(request) else { return false }
-            var freshness: RelayedHotHit.Freshness?
-            guard let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs, accepts: { prepared, ageMs in
-                freshness = RelayedHotHit.freshness(of: prepared.message, ageMs: ageMs, defaultLifetime: request.route.ttl)
-                return freshness != nil
-            }), let freshness
+            guard RelayedHotHit.mayAnswer(request),
+                let hit = hotTier.value.relayedAnswer(for: key, nowMs: WallClock.system.nowMs, defaultLifetime: request.route.ttl)
             else { return false }
-            answered = RelayedHotHit.message(hit.prepared.message, id: id, ageMs: hit.ageMs, freshness: freshness)
-            answer = .message(.response(answered))
+            answer = .relayedHit(RelayedHotHit.Hit(prepared: hit.prepared, form: hit.form, ageMs: hit.ageMs, id: id))
+            answered = hit.prepared.message
         } else {
             guard request.policy != .noCache, request.policy != .networkFirst,
                 let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)

@@ -43,6 +43,9 @@ struct HotTier {
         /// Its tags (``EntryTags``, unbounded: an invalidation by tag drops at least what the
         /// cache workers drop).
         let tags: [String]
+        /// What a relayed request's hit needs of it (HTTP's freshness, its HTTP head), worked
+        /// out when it was kept.
+        let relayed: RelayedHotHit.Form
         /// After when it is not answered however fresh (a shared store's entries, which other
         /// coordinators change: see ``sharedStoreHoldMs``); nil for no such limit.
         let heldUntilMs: Int64?
@@ -137,6 +140,26 @@ struct HotTier {
         return (entry.prepared, ageMs)
     }
 
+    /// The answer held under `key` for a relayed request (``RelayedHotHit``) of a route whose
+    /// TTL is `defaultLifetime`, if it may answer at `nowMs` and is fresh by HTTP's rules,
+    /// with its form and its age; a stale one is dropped. Counted as a hit when answered.
+    mutating func relayedAnswer(
+        for key: String, nowMs: Int64, defaultLifetime: Duration?
+    ) -> (prepared: PreparedResponse, form: RelayedHotHit.Form, ageMs: UInt64)? {
+        guard let entry = entries.get(key) else { return nil }
+        guard entry.isUsable(at: nowMs) else {
+            entries.remove(key)
+            return nil
+        }
+        let ageMs = UInt64(entry.ageMs(at: nowMs))
+        let form = entry.relayed.defaultLifetime == defaultLifetime
+            ? entry.relayed
+            : RelayedHotHit.Form(of: entry.prepared.message, ageMs: ageMs, nowMs: nowMs, defaultLifetime: defaultLifetime)
+        guard form.isFresh(heldMs: ageMs) else { return nil }
+        hits += 1
+        return (entry.prepared, form, ageMs)
+    }
+
     /// A ticket for a read from a cache worker about to be sent: hand it back with the answer
     /// to ``keep(_:for:ticket:askedAtMs:)``, or to ``endRead()`` when there is none.
     mutating func beginRead() -> UInt64 {
@@ -166,15 +189,19 @@ struct HotTier {
         }
         let ttlMs = response.ttl.map { Int64(clamping: $0.wholeMilliseconds) }
         let ageMs = Int64(clamping: response.age?.wholeMilliseconds ?? 0)
+        let message = response.message(id: 0)
         let entry = Entry(
-            prepared: PreparedResponse(response.message(id: 0)), storedAtMs: askedAtMs &- ageMs, ttlMs: ttlMs,
-            tags: EntryTags.tags(of: response, within: Self.everyTag), heldUntilMs: sharedStoreHoldMs.map { askedAtMs &+ $0 })
+            prepared: PreparedResponse(message), storedAtMs: askedAtMs &- ageMs, ttlMs: ttlMs,
+            tags: EntryTags.tags(of: response, within: Self.everyTag),
+            relayed: RelayedHotHit.Form(
+                of: message, ageMs: UInt64(max(0, ageMs)), nowMs: askedAtMs, defaultLifetime: request.route.ttl),
+            heldUntilMs: sharedStoreHoldMs.map { askedAtMs &+ $0 })
         guard entry.isUsable(at: askedAtMs) else { return false }
         // The body counted as bytes and as base64 (the raw and the JSON frames' forms), the
         // headers as given and as encoded.
         let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + response.content.count
-            + response.content.base64Count
+        let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + entry.relayed.head.count
+            + response.content.count + response.content.base64Count
         guard entries.put(key, entry, cost: cost) else { return false }
         kept += 1
         return true

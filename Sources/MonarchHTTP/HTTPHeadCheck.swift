@@ -75,13 +75,15 @@ enum HTTPHeadCheck {
             }
             let value = line[(colon + 1)...]
             guard value.allSatisfy(isFieldValueByte) else { return .failure(bad("a header value holds a control character")) }
-            let text = String(decoding: trimmed(value), as: UTF8.self)
-            switch String(decoding: name, as: UTF8.self).lowercased() {
-            case "content-length": contentLengths.append(text)
-            case "transfer-encoding": transferEncodings.append(text)
-            case "host": hosts += 1
-            case "expect": expectations.append(text)
-            default: break
+            // Only these four names matter here; any other is passed over without a string made.
+            if named(name, "host") {
+                hosts += 1
+            } else if named(name, "content-length") {
+                contentLengths.append(String(decoding: trimmed(value), as: UTF8.self))
+            } else if named(name, "transfer-encoding") {
+                transferEncodings.append(String(decoding: trimmed(value), as: UTF8.self))
+            } else if named(name, "expect") {
+                expectations.append(String(decoding: trimmed(value), as: UTF8.self))
             }
         }
         if minor == 1 && hosts != 1 {
@@ -127,9 +129,8 @@ enum HTTPHeadCheck {
         guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(bad("the target is empty or holds a space or control character"))
         }
-        let lowered = String(decoding: target, as: UTF8.self).lowercased()
-        for encoded in ["%00", "%0a", "%0d"] where lowered.contains(encoded) {
-            return .failure(bad("the target holds \(encoded.uppercased()) (an encoded NUL, LF or CR)"))
+        if let encoded = encodedLineBreakOrNUL(in: target) {
+            return .failure(bad("the target holds \(encoded) (an encoded NUL, LF or CR)"))
         }
         let version = String(decoding: parts[2], as: UTF8.self)
         switch version {
@@ -144,19 +145,47 @@ enum HTTPHeadCheck {
         }
     }
 
+    /// `%00`, `%0A` or `%0D` (in either case) when `target` holds one, as it is spelled there; nil otherwise.
+    private static func encodedLineBreakOrNUL(in target: ArraySlice<UInt8>) -> String? {
+        var index = target.startIndex
+        while index + 2 < target.endIndex {
+            if target[index] == UInt8(ascii: "%"), target[index + 1] == UInt8(ascii: "0") {
+                switch target[index + 2] | 0x20 {
+                case UInt8(ascii: "0"), UInt8(ascii: "a"), UInt8(ascii: "d"):
+                    return String(decoding: target[index...(index + 2)], as: UTF8.self).uppercased()
+                default: break
+                }
+            }
+            index += 1
+        }
+        return nil
+    }
+
     /// `tchar` of RFC 9110: letters, digits and ``!#$%&'*+-.^_`|~``.
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
             true
         default:
-            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            false
         }
     }
 
     /// A byte a field value may hold: visible characters, obs-text, space and tab.
     static func isFieldValueByte(_ byte: UInt8) -> Bool {
         byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    /// Whether the header name `name` is `lowercased` in any case (`lowercased` holds letters
+    /// and `-` only).
+    private static func named(_ name: ArraySlice<UInt8>, _ lowercased: StaticString) -> Bool {
+        guard name.count == lowercased.utf8CodeUnitCount else { return false }
+        return lowercased.withUTF8Buffer { expected in
+            zip(name, expected).allSatisfy { $0 | 0x20 == $1 }
+        }
     }
 
     private static func trimmed(_ value: ArraySlice<UInt8>) -> ArraySlice<UInt8> {

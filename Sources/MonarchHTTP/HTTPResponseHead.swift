@@ -16,15 +16,25 @@ public struct HTTPResponseHead: Sendable, Equatable {
 
     /// The status line, the header lines that are safe to send, and the empty line.
     public var bytes: [UInt8] {
-        var out = Array("HTTP/1.1 \(status) \(Self.reason(for: status))\r\n".utf8)
-        for header in headers where Self.isSafe(header) {
-            out.append(contentsOf: header.name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            out.append(contentsOf: header.value.utf8)
-            out.append(contentsOf: "\r\n".utf8)
-        }
+        var out = Self.statusLine(status)
+        for header in headers { Self.append(header, to: &out) }
         out.append(contentsOf: "\r\n".utf8)
         return out
+    }
+
+    /// The status line of a response with `status`, its CRLF included.
+    public static func statusLine(_ status: Int) -> [UInt8] {
+        Array("HTTP/1.1 \(status) \(reason(for: status))\r\n".utf8)
+    }
+
+    /// Adds the line of `header` to `out` when it is safe to send (nothing when it could
+    /// split the response).
+    public static func append(_ header: HTTPHeader, to out: inout [UInt8]) {
+        guard isSafe(header) else { return }
+        out.append(contentsOf: header.name.utf8)
+        out.append(contentsOf: ": ".utf8)
+        out.append(contentsOf: header.value.utf8)
+        out.append(contentsOf: "\r\n".utf8)
     }
 
     /// Whether `header` can be written without splitting the response.

@@ -97,7 +97,11 @@ struct HotTierTests {
         // The cap is the body's: a body of exactly the cap is held, its headers aside.
         var exact = HotTier(budgetBytes: 1 << 20, entryLimitBytes: 1000)
         #expect(Self.keep(Self.hit(body, headers: ["content-type": "text/plain"]), in: &exact))
-        var tier = HotTier(budgetBytes: 3 * (HotTier.entryOverhead + 10 + 1000 + 1336), entryLimitBytes: 1 << 16)
+        // Room for exactly three such entries (keys of one length): what one costs, three times.
+        var one = HotTier(budgetBytes: 1 << 20, entryLimitBytes: 1 << 16)
+        Self.keep(Self.hit(body), for: Self.read("GET docs 0"), in: &one)
+        #expect(one.usedBytes > HotTier.entryOverhead + 10 + 1000 + 1336, "the key, the body in both forms and the HTTP head are counted")
+        var tier = HotTier(budgetBytes: 3 * one.usedBytes, entryLimitBytes: 1 << 16)
         for key in ["GET docs 1", "GET docs 2", "GET docs 3"] { Self.keep(Self.hit(body), for: Self.read(key), in: &tier) }
         #expect(tier.count == 3)
         _ = tier.answer(for: "GET docs 1", nowMs: Self.now)

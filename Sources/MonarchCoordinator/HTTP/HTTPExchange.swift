@@ -85,6 +85,12 @@ enum HTTPExchange {
             var message = prepared.message
             if let ageMs { message.ageMs = ageMs }
             return response(message, for: request, closing: closing)
+        case .relayedHit(let hit):
+            let status = hit.prepared.message.status
+            if request.method == "GET", status >= 200, status != 204, status != 304, conditionHeaders(of: request).isEmpty {
+                return hit.httpResponse(closing: closing)
+            }
+            return response(hit.message, for: request, closing: closing)
         case .message(.response(let message)):
             return response(message, for: request, closing: closing)
         case .message(.failure(let failure)):
@@ -99,6 +105,7 @@ enum HTTPExchange {
     static func statusAndHeaders(of answer: ClientAnswer) -> (Int, [String: String])? {
         switch answer {
         case .prepared(let prepared, _, _): (prepared.message.status, prepared.message.headers ?? [:])
+        case .relayedHit(let hit): (hit.prepared.message.status, hit.prepared.message.headers ?? [:])
         case .message(.response(let message)): (message.status, message.headers ?? [:])
         default: nil
         }
@@ -150,19 +157,10 @@ enum HTTPExchange {
                 break
             }
         }
-        var headers: [HTTPHeader] = []
-        var hasDate = false
-        var headLength: String?
-        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
-            let lowered = name.lowercased()
-            if lowered == "content-length" { headLength = value }
-            guard !hopByHop.contains(lowered), lowered != "via" else { continue }
-            if lowered == "date" { hasDate = true }
-            headers.append(HTTPHeader(name: canonicalName(name), value: value))
-        }
-        if !hasDate { headers.append(HTTPHeader(name: "Date", value: HTTPDate.now())) }
-        let via = fields["via"].map { $0 + ", " } ?? ""
-        headers.append(HTTPHeader(name: "Via", value: via + "1.1 monarch"))
+        let lines = headLines(of: fields)
+        var headers = lines.headers
+        if !lines.hasDate { headers.append(HTTPHeader(name: "Date", value: HTTPDate.now())) }
+        let headLength = lines.contentLength
         let noBody = method == "HEAD" || status == 204 || status == 304
         if status == 204 || status == 304 {
             // A 204 carries no Content-Length (RFC 9110, 8.6); a 304 none that could mislead.
@@ -176,6 +174,26 @@ enum HTTPExchange {
         }
         if closing { headers.append(HTTPHeader(name: "Connection", value: "close")) }
         return HTTPResponseHead(status: status, headers: headers).bytes + (noBody ? [] : body)
+    }
+
+    /// The header lines an answer's `fields` become: hop-by-hop ones (and `Content-Length`,
+    /// written anew) left out, names as HTTP/1.1 spells them, in order of name, then `Via`
+    /// naming this hop; whether `Date` is among them, and the `Content-Length` the fields gave.
+    static func headLines(of fields: [String: String]) -> (headers: [HTTPHeader], hasDate: Bool, contentLength: String?) {
+        var headers: [HTTPHeader] = []
+        headers.reserveCapacity(fields.count + 1)
+        var hasDate = false
+        var contentLength: String?
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            let lowered = name.lowercased()
+            if lowered == "content-length" { contentLength = value }
+            guard !hopByHop.contains(lowered), lowered != "via" else { continue }
+            if lowered == "date" { hasDate = true }
+            headers.append(HTTPHeader(name: canonicalName(name), value: value))
+        }
+        let via = fields["via"].map { $0 + ", " } ?? ""
+        headers.append(HTTPHeader(name: "Via", value: via + "1.1 monarch"))
+        return (headers, hasDate, contentLength)
     }
 
     /// `name` as HTTP/1.1 usually spells it, each word capitalised (`content-type` →
