@@ -22,7 +22,8 @@
 /// - `noCache`: storing providers are neither asked nor handed the response.
 ///
 /// A relayed request (``Request/relay``, an HTTP client's) follows HTTP's caching rules
-/// instead of a policy (RFC 9111, see ``HTTPCacheRules``).
+/// instead of a policy (RFC 9111, see ``HTTPCacheRules``), but for `noCache`, which passes
+/// the storing providers by for it too.
 ///
 /// Whatever the policy, a read that may not share (``SharingRules/bypassesCaches(_:)``:
 /// credentials on a route that is not public, conditions, unknown headers) passes the storing

@@ -39,7 +39,7 @@ extension Coordinator {
         else { return false }
         let (answer, answered): (ClientAnswer, ResponseMessage)
         if request.relay {
-            guard RelayedHotHit.mayAnswer(request),
+            guard request.policy != .noCache, RelayedHotHit.mayAnswer(request),
                 let hit = hotTier.value.relayedAnswer(for: key, nowMs: WallClock.system.nowMs, defaultLifetime: request.route.ttl)
             else { return false }
             answer = .relayedHit(RelayedHotHit.Hit(prepared: hit.prepared, form: hit.form, ageMs: hit.ageMs, id: id))

@@ -17,7 +17,9 @@ struct HTTPCachingTests {
         let configuration = """
             listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
             domains: {origin: [cache, network]}
-            routes: [{match: "...", domain: origin, upstream: "\(origin.url("/..."))"}]
+            routes:
+              - {match: "...", domain: origin, upstream: "\(origin.url("/..."))"}
+              - {match: "nocache/...", domain: origin, upstream: "\(origin.url("/..."))", policy: noCache}
             workers: {cache: {memory: 8MB}, network: {allow: ["\(origin.allowEntry)"]}}
 
             """
@@ -88,6 +90,21 @@ struct HTTPCachingTests {
             #expect(post.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(post)")
             let after = try exchange(port, "GET \(path) HTTP/1.1\r\n")
             #expect(after.contains("Cache-Status: monarch; fwd=miss; stored"), "the POST dropped the entry: \(after)")
+        }
+    }
+
+    @Test("A route whose policy is noCache keeps nothing for HTTP clients either: every request goes to the origin")
+    func noCacheRoutePassesTheCachesBy() async throws {
+        try await withRelay { port, _, _ in
+            for _ in 0..<3 {
+                let answer = try exchange(port, "GET /nocache/etag?max-age=100 HTTP/1.1\r\n")
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.hasSuffix("tagged body"), "\(answer)")
+                #expect(answer.contains("Cache-Status: monarch; fwd=bypass\r\n"), "\(answer)")
+                #expect(!answer.contains("\r\nAge: "), "\(answer)")
+            }
+            // The same resource through a caching route is kept, and then a hit.
+            _ = try exchange(port, "GET /etag?max-age=100 HTTP/1.1\r\n")
+            #expect(try exchange(port, "GET /etag?max-age=100 HTTP/1.1\r\n").contains("Cache-Status: monarch; hit"))
         }
     }
 

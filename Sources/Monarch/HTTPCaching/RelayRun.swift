@@ -6,8 +6,9 @@ import Foundation
 import MonarchWire
 
 /// One relayed request's trip down a chain (``Request/relay``), by HTTP's caching rules
-/// (``HTTPCacheRules``) rather than a cache policy: the storing providers (caches) are read
-/// first for a `GET` or `HEAD`; a stored response serves the request when it is fresh enough
+/// (``HTTPCacheRules``) rather than a cache policy (but `noCache`, under which caches are
+/// passed by as for any request): the storing providers (caches) are read first for a `GET`
+/// or `HEAD`; a stored response serves the request when it is fresh enough
 /// for it (or stale where the response's stale windows or the request's `max-stale` allow);
 /// otherwise the other providers (the origin) are asked, conditionally when the stored
 /// response has validators, and what they answer is kept when HTTP allows it (the store is
@@ -32,7 +33,8 @@ struct RelayRun: Sendable {
         var attempts = Attempts()
         let stores = providers.compactMap { $0 as? any ResponseStoring }
         let origins = providers.filter { !($0 is any ResponseStoring) }
-        guard request.isReadOnly, request.route.cacheKey != nil, !stores.isEmpty else {
+        // A route whose policy is noCache keeps nothing and answers nothing from a cache, over HTTP too.
+        guard request.isReadOnly, request.route.cacheKey != nil, !stores.isEmpty, request.policy != .noCache else {
             var response = try await forward(request, to: origins, attempts: &attempts)
             // RFC 9211: forwarded for the method's sake, or passing a cache that has no key for it.
             if !stores.isEmpty { response.headers["cache-status"] = status(of: response, request.isReadOnly ? "fwd=bypass" : "fwd=method") }
