@@ -140,8 +140,13 @@ extension Configuration {
         /// `httpConnectionAge`: how long one HTTP connection may live; the next answer after it
         /// closes it.
         public var httpConnectionAge: Duration = .seconds(3600)
-        /// `httpConnections`: HTTP connections open at once; more are closed at once.
+        /// `httpConnections`: HTTP connections open at once. At the cap, a new connection takes
+        /// the place of an idle one of the TCP peer holding the most (when that peer holds more
+        /// than the newcomer's); otherwise it is closed at once.
         public var httpConnections = 1024
+        /// `httpConnectionsPerPeer`: HTTP connections one TCP peer address may hold at once;
+        /// more from it are closed at once.
+        public var httpConnectionsPerPeer = 256
 
         /// The standard limits.
         public init() {}
@@ -159,7 +164,7 @@ extension Configuration {
         "restarts", "restartWindow",
         "workerStarts",
         "httpRequestLine", "httpHeaderBlock", "httpHeaders", "httpBody", "httpHeaderTimeout", "httpKeepAlive",
-        "httpRequests", "httpConnectionAge", "httpConnections",
+        "httpRequests", "httpConnectionAge", "httpConnections", "httpConnectionsPerPeer",
     ]
 
     /// Parses `limits`: durations above zero (`timeout`, `helloTimeout`, `idleTimeout`), byte
@@ -248,6 +253,7 @@ extension Configuration {
         try count("httpRequests", &limits.httpRequests)
         try duration("httpConnectionAge", &limits.httpConnectionAge)
         try count("httpConnections", &limits.httpConnections)
+        try count("httpConnectionsPerPeer", &limits.httpConnectionsPerPeer)
         return limits
     }
 }

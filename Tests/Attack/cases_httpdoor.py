@@ -26,8 +26,13 @@ README = config.BUNDLE["docs/public/readme.txt"]
 
 
 def http_options(limits, **extra):
-    """A cluster with the front door on 127.0.0.1:0 and the `limits:` keys of the case."""
-    return dict({"http": True, "limits": dict(limits)}, **extra)
+    """A cluster with the front door on 127.0.0.1:0 and the `limits:` keys of the case. The
+    cases connect from one address, so a case that raises httpConnections lets that one peer
+    hold them all (httpConnectionsPerPeer) unless it says otherwise."""
+    limits = dict(limits)
+    if "httpConnections" in limits:
+        limits.setdefault("httpConnectionsPerPeer", limits["httpConnections"])
+    return dict({"http": True, "limits": limits}, **extra)
 
 
 def door(ctx):

@@ -5,7 +5,10 @@ import MonarchWire
 
 /// The coordinator's HTTP/1.1 listeners (`listen.http`): each connection is an
 /// ``HTTPSession`` answering through the same routes, domains and chain as the wire
-/// protocol's clients, at most `limits.httpConnections` at once (more are closed at once).
+/// protocol's clients, at most `limits.httpConnections` at once and
+/// `limits.httpConnectionsPerPeer` from one TCP peer address. A newcomer at a full door takes
+/// the place of an idle connection of the peer holding the most, when that peer holds more
+/// than the newcomer's would: one stranger's idle connections cannot lock others out.
 ///
 /// An actor isolated to the coordinator's loop: libuv's callbacks, which run there, enter
 /// through `assumeIsolated`.
@@ -17,8 +20,10 @@ public actor HTTPFrontDoor {
     private let logger: Logger
     private var listeners: [Listener] = []
     private var sessions: [Int: HTTPSession] = [:]
-    /// Connections closed at once because `limits.httpConnections` were open.
-    private(set) var refused = 0
+    /// The TCP peer address of each session that has one.
+    private var peers: [Int: String] = [:]
+    /// How many sessions each TCP peer address holds.
+    private var sessionsByPeer: [String: Int] = [:]
 
     /// The listeners as bound (a `tcp:…:0` shows the chosen port).
     public private(set) var boundAddresses: [SocketAddress] = []
@@ -71,16 +76,55 @@ public actor HTTPFrontDoor {
 
     private func accept(_ stream: StreamConnection) {
         let limits = coordinator.limits
-        guard sessions.count < limits.httpConnections else {
-            refused += 1
-            stream.close()
-            return
+        let peer = stream.peerHost
+        if let peer, sessionsByPeer[peer, default: 0] >= limits.httpConnectionsPerPeer {
+            return refuse(stream, "\(peer) holds \(sessionsByPeer[peer, default: 0]) HTTP connections (limits.httpConnectionsPerPeer)")
+        }
+        if sessions.count >= limits.httpConnections {
+            guard let idle = idleSessionOfTheLargestPeer(besides: peer) else {
+                return refuse(stream, "\(sessions.count) HTTP connections are open (limits.httpConnections)")
+            }
+            coordinator.refusedConnections += 1
+            coordinator.peerLog.log(
+                .warning, "closed an idle HTTP connection of \(peers[idle.id] ?? "?"), the peer holding the most, to make room for one from \(peer ?? "this machine") (limits.httpConnections)",
+                to: logger)
+            idle.assumeIsolated { $0.close() }
         }
         let id = coordinator.takeClientID()
         let session = HTTPSession(id: id, connection: stream, coordinator: coordinator, limits: limits) { [unowned self] id in
-            assumeIsolated { $0.sessions[id] = nil }
+            assumeIsolated { $0.ended(id) }
         }
         sessions[id] = session
+        if let peer {
+            peers[id] = peer
+            sessionsByPeer[peer, default: 0] += 1
+        }
         session.assumeIsolated { $0.start() }
+    }
+
+    /// Closes `stream` at once, counted and logged with `why`.
+    private func refuse(_ stream: StreamConnection, _ why: String) {
+        coordinator.refusedConnections += 1
+        coordinator.peerLog.log(.warning, "refused an HTTP connection: \(why)", to: logger)
+        stream.close()
+    }
+
+    /// An idle session of the TCP peer holding the most sessions, when that peer holds more
+    /// than `newcomer` would with one more; nil when there is none.
+    private func idleSessionOfTheLargestPeer(besides newcomer: String?) -> HTTPSession? {
+        guard let (largest, held) = sessionsByPeer.max(by: { $0.value < $1.value }),
+            held > (newcomer.map { sessionsByPeer[$0, default: 0] } ?? 0) + 1
+        else { return nil }
+        for (id, session) in sessions where peers[id] == largest && session.assumeIsolated({ $0.isIdle }) {
+            return session
+        }
+        return nil
+    }
+
+    private func ended(_ id: Int) {
+        sessions[id] = nil
+        guard let peer = peers.removeValue(forKey: id) else { return }
+        let left = sessionsByPeer[peer, default: 1] - 1
+        sessionsByPeer[peer] = left > 0 ? left : nil
     }
 }

@@ -82,7 +82,13 @@ actor HTTPSession {
         connection.startReading()
     }
 
-    /// Closes the connection now (the coordinator stops).
+    /// Whether nothing is under way: no request being answered or arriving, no answer waiting
+    /// for the client.
+    var isIdle: Bool {
+        !ended && !answering && parser.bufferedBytes == 0 && !parser.isReadingBody && connection.queuedWriteBytes == 0
+    }
+
+    /// Closes the connection now (the coordinator stops, or the front door makes room).
     func close() {
         connection.close()
         end()
