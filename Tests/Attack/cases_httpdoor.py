@@ -473,7 +473,7 @@ def large_body_count(ctx):
       "the coordinator spends < 1.5 CPU seconds on those 6 s and their bodies are answered whole at the last "
       "chunk; 100 (full: 300) connections that each sent a 1000 KB body and were answered, then idle: RSS growth "
       "< 40 MB (each keeping its request's buffer: 100 MB)",
-      config=http_options({"httpHeaderTimeout": "5s"}), budget=120, quick_budget=90)
+      config=http_options({"httpHeaderTimeout": "5s", "httpConnectionsPerPeer": 1024}), budget=120, quick_budget=90)
 def http_large_bodies(ctx):
     address = door(ctx)
     head = b"POST /up/echo?%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
