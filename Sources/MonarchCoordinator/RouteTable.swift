@@ -18,6 +18,8 @@ struct RouteOptions: Sendable {
     var isPublic = false
     /// The request headers the route forwards and keys (`headers:`), lowercase.
     var keyedHeaders: [String] = []
+    /// The largest HTTP request body of the route (`httpBody:`), when it sets one.
+    var httpBodyBytes: Int?
 }
 
 extension Router where Target == RouteOptions {
@@ -52,7 +54,7 @@ extension Router where Target == RouteOptions {
             }
             add(pattern, host: host, RouteOptions(
                 domain: route.domain, upstream: upstream, ttl: route.ttl, timeout: route.timeout, policy: route.policy,
-                isPublic: route.isPublic, keyedHeaders: route.headers))
+                isPublic: route.isPublic, keyedHeaders: route.headers, httpBodyBytes: route.httpBodyBytes))
         }
     }
 }

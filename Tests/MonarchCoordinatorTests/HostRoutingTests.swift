@@ -94,4 +94,24 @@ import Testing
         }
         #expect(try resolution.resolve(.path("/other"), host: "x.b.test").first == .key("GET site //*.b.test/other"))
     }
+
+    @Test("A request's body limit is its route's httpBody, for its host; else limits.httpBody")
+    func bodyLimits() throws {
+        let loop = try EventLoop(name: "host-routing-body")
+        defer { _ = loop.shutdown() }
+        var configuration = Configuration(
+            listen: .init(clients: [.unix(path: "/tmp/c.sock")], workers: .unix(path: "/tmp/w.sock")),
+            domains: [.init(name: "site", providers: ["network"])], routes: Self.routes)
+        configuration.limits.httpBodyBytes = 1000
+        let routing = Routing(
+            configuration: configuration, router: try Router<RouteOptions>(routes: Self.routes),
+            pools: ["network": WorkerPool(kind: "network", loop: loop)], cachePools: [:])
+        #expect(routing.httpBodyBytes(target: "/page", host: "a.test") == 4 << 20)
+        #expect(routing.httpBodyBytes(target: "http://a.test/page", host: "a.test") == 4 << 20)
+        #expect(routing.httpBodyBytes(target: "/page", host: "c.test") == 1000)
+        #expect(routing.httpBodyBytes(target: "/page", host: nil) == 1000)
+        #expect(routing.httpBodyBytes(target: "/api/upload", host: "a.test") == 10)
+        #expect(routing.httpBodyBytes(target: "/nowhere/at/all", host: nil) == 1000)
+        #expect(routing.httpBodyBytes(target: "/a/../b", host: nil) == 1000, "not a path: the listener's limit")
+    }
 }

@@ -6,7 +6,8 @@ import MonarchWire
 /// One HTTP/1.1 connection of the front door: it reads requests strictly
 /// (``HTTPRequestParser``), routes each by its target and `Host` (``HTTPRequest/host``), and
 /// answers them in order through the coordinator's chain (pipelined ones one after another).
-/// It keeps to the `limits.http*` bounds: a head within
+/// A body is read within its route's `httpBody`, else `limits.httpBody` (over it: 413, before
+/// any `100 Continue`). It keeps to the other `limits.http*` bounds: a head within
 /// `httpHeaderTimeout` (else 408), a body pausing no longer than that and done within
 /// `httpConnectionAge` (else 408), an idle connection closed after `httpKeepAlive`, at most
 /// `httpRequests` requests and `httpConnectionAge` per connection, the requests in flight of
@@ -63,7 +64,10 @@ actor HTTPSession {
         httpLimits.headerBlockBytes = limits.httpHeaderBlockBytes
         httpLimits.headerCount = limits.httpHeaders
         httpLimits.bodyBytes = limits.httpBodyBytes
-        parser = HTTPRequestParser(limits: httpLimits)
+        // Asked on the loop, in answerNext: the routing in force then decides.
+        parser = HTTPRequestParser(limits: httpLimits) { [coordinator] head in
+            coordinator.routing.value.httpBodyBytes(target: head.target, host: head.host)
+        }
         self.onClose = onClose
         self.peer = HTTPPeer(of: connection)
     }
