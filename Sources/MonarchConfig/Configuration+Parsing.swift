@@ -61,8 +61,10 @@ extension Configuration {
     ///   none twice; names and kinds match `[a-z][a-z0-9-]*`, and each kind is a configured
     ///   worker kind or one of ``knownWorkerKinds``.
     /// - `routes` is a list; each route needs `match` and a `domain` from `domains`, and may
-    ///   have `where` (parameter → regular expression that compiles), `upstream`, `ttl` and
-    ///   `timeout` (durations above zero) and `policy` (a ``CachePolicy`` name).
+    ///   have `host` (a ``HostPattern``), `where` (parameter → regular expression that
+    ///   compiles), `upstream`, `ttl` and `timeout` (durations above zero), `policy` (a
+    ///   ``CachePolicy`` name), `public`, `headers` and `httpBody` (a byte size whose body fits
+    ///   a frame of `limits.maxFrame`).
     /// - `workers` maps a kind from ``knownWorkerKinds`` to its settings: `count` (a whole
     ///   number ≥ 0, default 1), `logLevel` (one of ``logLevels``) and, for `bundle`, `root`
     ///   (required, resolved), `latency` (duration, default 0), `maxFile` (byte size) and
@@ -124,7 +126,7 @@ extension Configuration {
             workerKinds: knownWorkerKinds + workers.map(\.kind)
         )
         let routes = try top.optional("routes").map { (node) throws(ConfigError) in
-            try parseRoutes(node, domains: domains.map(\.name))
+            try parseRoutes(node, domains: domains.map(\.name), limits: limits)
         } ?? []
         return Configuration(
             listen: Listen(

@@ -7,20 +7,24 @@ extension Configuration {
     }
 
     /// The keys a route may have.
-    static let routeKeys = ["match", "where", "domain", "upstream", "ttl", "timeout", "policy", "public", "headers"]
+    static let routeKeys = [
+        "match", "host", "where", "domain", "upstream", "ttl", "timeout", "policy", "public", "headers", "httpBody",
+    ]
 
-    /// Parses `routes`: a list of routes, each naming one of `domains`.
-    static func parseRoutes(_ node: ConfigNode, domains: [String]) throws(ConfigError) -> [Route] {
+    /// Parses `routes`: a list of routes, each naming one of `domains`, their `httpBody` within
+    /// what `limits.maxFrame` carries.
+    static func parseRoutes(_ node: ConfigNode, domains: [String], limits: Limits) throws(ConfigError) -> [Route] {
         var routes: [Route] = []
         for item in try node.sequence(expecting: "a list of routes") {
-            routes.append(try parseRoute(item, domains: domains))
+            routes.append(try parseRoute(item, domains: domains, limits: limits))
         }
         return routes
     }
 
-    /// Parses one route: `match` and `domain` required; `where`, `upstream`, `ttl`, `timeout`,
-    /// `policy`, `public` and `headers` optional.
-    private static func parseRoute(_ node: ConfigNode, domains: [String]) throws(ConfigError) -> Route {
+    /// Parses one route: `match` and `domain` required; `host` (a ``HostPattern``), `where`,
+    /// `upstream`, `ttl`, `timeout`, `policy`, `public`, `headers` and `httpBody` (a byte size
+    /// no larger than ``FrameBodyRoom/largestBody(fitting:)`` of `limits.maxFrame`) optional.
+    private static func parseRoute(_ node: ConfigNode, domains: [String], limits: Limits) throws(ConfigError) -> Route {
         let fields = try node.mapping(allowedKeys: routeKeys, expecting: "a route mapping with match and domain")
         let match = try fields.required("match", describing: "a path pattern such as users/:id")
             .nonEmptyString(expecting: "a path pattern such as users/:id")
@@ -30,6 +34,15 @@ extension Configuration {
             throw domainNode.error(unknownKeyProblem(domain, allowed: domains, noun: "domain"))
         }
         var route = Route(match: match, domain: domain)
+        if let hostNode = fields.optional("host") {
+            let text = try hostNode.string(expecting: "a host name such as example.com or *.example.com")
+            do {
+                _ = try HostPattern(text)
+            } catch {
+                throw hostNode.error(error.message)
+            }
+            route.host = text
+        }
         if let whereNode = fields.optional("where") {
             let constraints = try whereNode.mapping(
                 allowedKeys: nil, expecting: "a mapping of parameter name to regular expression"
@@ -66,6 +79,17 @@ extension Configuration {
                 let lowered = name.lowercased()
                 if !route.headers.contains(lowered) { route.headers.append(lowered) }
             }
+        }
+        if let bodyNode = fields.optional("httpBody") {
+            let bytes = try bodyNode.byteSize()
+            let largest = FrameBodyRoom.largestBody(fitting: limits.maxFrameBytes)
+            guard bytes <= largest else {
+                throw bodyNode.error(
+                    "is \(bytes) bytes, over the \(largest) a body may be so that its request fits one frame "
+                        + "(limits.maxFrame, \(limits.maxFrameBytes) bytes, in base64 with 64KB for the rest); "
+                        + "lower it, or raise limits.maxFrame (at most 256MB)")
+            }
+            route.httpBodyBytes = bytes
         }
         return route
     }

@@ -48,6 +48,9 @@ public struct Configuration: Sendable, Equatable {
     public struct Route: Sendable, Equatable {
         /// The path pattern (`users/:id`, `assets/...`); its syntax is the router's to check.
         public var match: String
+        /// `host:`: the host the route answers for alone (a ``HostPattern`` as written:
+        /// `example.com`, `*.example.com`); nil for every host, and for requests naming none.
+        public var host: String?
         /// `where:`: parameter name → regular expression the parameter must match; each one
         /// compiles with Swift's `Regex`.
         public var constraints: [String: String]
@@ -71,15 +74,21 @@ public struct Configuration: Sendable, Equatable {
         /// forward upstream and that key their cached answers, as if every answer's `Vary`
         /// named them.
         public var headers: [String]
+        /// `httpBody`: the largest HTTP request body of matching requests, in place of
+        /// ``Limits/httpBodyBytes``; nil keeps that. Never more than a frame of
+        /// ``Limits/maxFrameBytes`` carries (``FrameBodyRoom/largestBody(fitting:)``).
+        public var httpBodyBytes: Int?
 
         /// Creates a route as given.
         public init(
-            match: String, constraints: [String: String] = [:], domain: String, upstream: String? = nil,
-            ttl: Duration? = nil, timeout: Duration? = nil, policy: CachePolicy? = nil, isPublic: Bool = false,
-            headers: [String] = []
+            match: String, host: String? = nil, constraints: [String: String] = [:], domain: String,
+            upstream: String? = nil, ttl: Duration? = nil, timeout: Duration? = nil, policy: CachePolicy? = nil,
+            isPublic: Bool = false, headers: [String] = [], httpBodyBytes: Int? = nil
         ) {
             self.isPublic = isPublic
             self.headers = headers
+            self.httpBodyBytes = httpBodyBytes
+            self.host = host
             self.match = match
             self.constraints = constraints
             self.domain = domain

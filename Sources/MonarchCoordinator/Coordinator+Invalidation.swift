@@ -3,7 +3,8 @@ import MonarchWire
 
 extension Coordinator {
     /// Drops the entries `message` names from every cache worker, paths resolved through the
-    /// router first (``TargetResolution``): a `result` with `removed` (entries), `workers`
+    /// router first (``TargetResolution``), as requested for `host` (an HTTP request's `Host`,
+    /// normalized, so that a route with a host is found; nil for the wire's): a `result` with `removed` (entries), `workers`
     /// (that answered) and `targets` (the keys, prefixes or tag the message resolved to), the
     /// hot tier's entries dropped before it answers (``HotTier/change(_:)``), or a
     /// `failure` when the target does not resolve (`noRoute`, `invalidPath`, `unknownDomain`,
@@ -12,11 +13,11 @@ extension Coordinator {
     /// workers mark the entries stale instead, and its `result` adds `markedStale`; the hot tier
     /// drops them all the same, and watchers hear `invalidated` as for any invalidation. Loop
     /// thread.
-    func invalidate(_ message: InvalidateMessage) async -> WireMessage {
+    func invalidate(_ message: InvalidateMessage, host: String? = nil) async -> WireMessage {
         loop.preconditionInEventLoop()
         let targets: [CacheTarget]
         do {
-            targets = try targetResolution.resolve(message.target)
+            targets = try targetResolution.resolve(message.target, host: host)
         } catch {
             return .failure(FailureMessage(id: message.id, error: error.detail))
         }

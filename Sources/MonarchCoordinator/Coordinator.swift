@@ -331,10 +331,11 @@ public final class Coordinator: Sendable {
         try? plan(request).deadline
     }
 
-    /// `message` planned against this coordinator's routes, chains and limits (see
-    /// ``RequestPlan``). Loop thread only.
-    private func plan(_ message: RequestMessage) throws(ChainError) -> RequestPlan {
-        try RequestPlan(message, router: router, chains: chains, limits: limits, routes: routes)
+    /// `message`, requested for `host` (an HTTP request's; nil for the wire's), planned
+    /// against this coordinator's routes, chains and limits (see ``RequestPlan``). Loop thread
+    /// only.
+    private func plan(_ message: RequestMessage, host: String? = nil) throws(ChainError) -> RequestPlan {
+        try RequestPlan(message, host: host, router: router, chains: chains, limits: limits, routes: routes)
     }
 
     /// Ends an exchange admitted by ``admitExchange()``.
@@ -343,8 +344,9 @@ public final class Coordinator: Sendable {
         if requestsInFlight == 0 { resumeDrainWaiters() }
     }
 
-    /// Answers one client request that arrived at `arrived` (its deadline counts from then):
-    /// calls `done` once, on the loop, with a `response` (of its own, or prepared for every
+    /// Answers one client request that arrived at `arrived` (its deadline counts from then),
+    /// for `host` when it is an HTTP request (its `Host`, normalized: ``RequestPlan``): calls
+    /// `done` once, on the loop, with a `response` (of its own, or prepared for every
     /// request of a shared trip) or a `failure`, never anything else.
     /// A request that fails before its trip (the coordinator is draining, a bad path, no route,
     /// its deadline passed while it waited its turn), or that the hot tier answers, is answered
@@ -353,7 +355,7 @@ public final class Coordinator: Sendable {
     /// ``FlightTable/cancel(_:)`` answers `cancelled`. Every answer is counted in
     /// ``statistics``. Loop thread only.
     func answer(
-        _ message: RequestMessage, for client: Int, arrived: ContinuousClock.Instant = .now,
+        _ message: RequestMessage, host: String? = nil, for client: Int, arrived: ContinuousClock.Instant = .now,
         done: @escaping @Sendable (ClientAnswer) -> Void
     ) -> Int? {
         loop.preconditionInEventLoop()
@@ -364,7 +366,7 @@ public final class Coordinator: Sendable {
         guard !draining else { return refuse(ChainError(.shuttingDown, "the coordinator is shutting down")) }
         var plan: RequestPlan
         do {
-            plan = try self.plan(message)
+            plan = try self.plan(message, host: host)
         } catch {
             return refuse(error)
         }

@@ -21,8 +21,11 @@ struct RequestPlan {
     /// public route, conditions, unknown headers) and for relayed ones, which never share a trip.
     var sharedKey: String?
 
-    /// Plans `message`: checks it against `limits`, parses its path, finds its route and
-    /// domain, fills in the upstream. Header names are lowercased, as the protocol compares them
+    /// Plans `message`, requested for `host` (an HTTP request's, lowercase, without port; nil
+    /// for the wire protocol's requests, which name none): checks it against `limits`, parses
+    /// its path, finds its route (among those for `host` and those for any host: see
+    /// ``Router``) and domain, fills in the upstream; a route with a host keys its entries
+    /// under it (``CacheKey``). Header names are lowercased, as the protocol compares them
     /// (names differing only in case become one header, values joined in name order). A read
     /// that may share loses the tracing ids its route does not key
     /// (``SharingRules/upstreamHeaders(of:)``).
@@ -34,12 +37,13 @@ struct RequestPlan {
     ///   a header value with control characters), `invalidPath` (also a parameter that would
     ///   add segments upstream), `noRoute` or `unknownDomain`.
     init(
-        _ message: RequestMessage, router: Router<RouteOptions>, chains: [String: [any RequestProvider]],
+        _ message: RequestMessage, host: String? = nil, router: Router<RouteOptions>, chains: [String: [any RequestProvider]],
         limits: Configuration.Limits, routes: RouteCache = RouteCache(capacity: 0)
     ) throws(ChainError) {
         try Self.checkSize(of: message, within: limits)
         try Self.checkHeaders(message.headers ?? [:], within: limits, relayed: message.relay == true)
-        let routed = try routes.entry(for: message.path) { (text) throws(ChainError) in
+        let host = router.routedHost(host)
+        let routed = try routes.entry(for: message.path, host: host) { (text) throws(ChainError) in
             let path: ResourcePath
             do throws(PathError) {
                 path = try ResourcePath(parsing: text)
@@ -47,7 +51,7 @@ struct RequestPlan {
                 throw ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error.message)")
             }
             let encoded = path.encoded
-            let match = router.match(path)
+            let match = router.match(path, host: host)
             return RouteCache.Entry(
                 path: path, encoded: encoded, match: match, plainRead: Self.plainRead(of: path, encoded: encoded, match: match))
         }
@@ -80,7 +84,8 @@ struct RequestPlan {
         // answered with a stored GET response's headers).
         let keyMethod = message.relay == true && method == "HEAD" ? "GET" : method
         let key = plain?.cacheKey
-            ?? CacheKey(method: keyMethod, domain: domain, encodedPath: routed.encoded, query: query).rawValue
+            ?? CacheKey(method: keyMethod, domain: domain, host: match.host?.description, encodedPath: routed.encoded, query: query)
+                .rawValue
         // A TTL the client asks for is honoured within the route's: it may shorten, never lengthen.
         let requestedTTL = message.ttlMs.map { asked in
             let duration = Duration.milliseconds(Int64(clamping: asked))
@@ -137,7 +142,9 @@ struct RequestPlan {
         } catch {
             return nil
         }
-        let cacheKey = CacheKey(method: "GET", domain: route.domain, encodedPath: encoded, query: path.query).rawValue
+        let cacheKey = CacheKey(
+            method: "GET", domain: route.domain, host: match.host?.description, encodedPath: encoded, query: path.query
+        ).rawValue
         return RouteCache.PlainRead(
             domain: RequestDomain(route.domain), upstream: upstream, cacheKey: cacheKey,
             sharedKey: sharedKey(cacheKey: cacheKey, policy: route.policy, requestedTTL: nil, variant: ""))

@@ -3,9 +3,11 @@ import MonarchRouter
 import Synchronization
 
 /// The parsed, encoded and routed form of request paths seen lately, so a path asked for again
-/// and again (a hot resource) is parsed and routed once. Bounded: at most ``capacity`` paths
-/// (`limits.routeCache`) of at most ``longestPath`` bytes; when full it starts afresh. Safe
-/// from any thread.
+/// and again (a hot resource) is parsed and routed once. A path is kept per host it was routed
+/// for (``Router/routedHost(_:)``: nil for a request naming none, or a host no route names), so
+/// two sites' routes never mix. Bounded: at most ``capacity`` paths (`limits.routeCache`) of at
+/// most ``longestPath`` bytes, the host's counted; when full it starts afresh. Safe from any
+/// thread.
 final class RouteCache: Sendable {
     /// What a path came to. A reference, so that a request takes it from the cache without
     /// copying its parts.
@@ -42,11 +44,17 @@ final class RouteCache: Sendable {
         var sharedKey: String
     }
 
+    /// What an entry is kept under: the path's text and the host it was routed for.
+    private struct Key: Hashable {
+        var host: String?
+        var path: String
+    }
+
     /// Paths kept at most.
     let capacity: Int
-    /// The longest path kept, in bytes.
+    /// The longest path kept, in bytes (with its host's).
     let longestPath: Int
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<[Key: Entry]>([:])
 
     init(capacity: Int = 4096, longestPath: Int = 512) {
         self.capacity = capacity
@@ -56,15 +64,17 @@ final class RouteCache: Sendable {
     /// Paths kept now.
     var count: Int { entries.withLock { $0.count } }
 
-    /// What `text` comes to, from the cache or by `parse` (whose errors are thrown, and not kept).
-    func entry(for text: String, parse: (String) throws(ChainError) -> Entry) throws(ChainError) -> Entry {
-        if let entry = entries.withLock({ $0[text] }) { return entry }
+    /// What `text` routed for `host` comes to, from the cache or by `parse` (whose errors are
+    /// thrown, and not kept).
+    func entry(for text: String, host: String? = nil, parse: (String) throws(ChainError) -> Entry) throws(ChainError) -> Entry {
+        let key = Key(host: host, path: text)
+        if let entry = entries.withLock({ $0[key] }) { return entry }
         // Parsed outside the lock: a path parsed twice at once is kept once, either way alike.
         let entry = try parse(text)
-        guard capacity > 0, text.utf8.count <= longestPath else { return entry }
+        guard capacity > 0, text.utf8.count + (host?.utf8.count ?? 0) <= longestPath else { return entry }
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[text] = entry
+            entries[key] = entry
         }
         return entry
     }

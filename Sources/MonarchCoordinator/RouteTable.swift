@@ -18,13 +18,15 @@ struct RouteOptions: Sendable {
     var isPublic = false
     /// The request headers the route forwards and keys (`headers:`), lowercase.
     var keyedHeaders: [String] = []
+    /// The largest HTTP request body of the route (`httpBody:`), when it sets one.
+    var httpBodyBytes: Int?
 }
 
 extension Router where Target == RouteOptions {
     /// The router of a configuration's routes, in declaration order.
     ///
-    /// - Throws: ``ConfigError`` naming the route (`routes[2].match`) whose pattern or upstream
-    ///   template is invalid.
+    /// - Throws: ``ConfigError`` naming the route (`routes[2].match`) whose pattern, host or
+    ///   upstream template is invalid.
     init(routes: [Configuration.Route]) throws(ConfigError) {
         self.init()
         for (index, route) in routes.enumerated() {
@@ -42,9 +44,17 @@ extension Router where Target == RouteOptions {
                     throw ConfigError(file: nil, line: nil, keyPath: "routes[\(index)].upstream", problem: error.message)
                 }
             }
-            add(pattern, RouteOptions(
+            var host: HostPattern?
+            if let text = route.host {
+                do {
+                    host = try HostPattern(text)
+                } catch {
+                    throw ConfigError(file: nil, line: nil, keyPath: "routes[\(index)].host", problem: error.message)
+                }
+            }
+            add(pattern, host: host, RouteOptions(
                 domain: route.domain, upstream: upstream, ttl: route.ttl, timeout: route.timeout, policy: route.policy,
-                isPublic: route.isPublic, keyedHeaders: route.headers))
+                isPublic: route.isPublic, keyedHeaders: route.headers, httpBodyBytes: route.httpBodyBytes))
         }
     }
 }

@@ -16,14 +16,18 @@ struct TargetResolution {
 
     /// The keys, prefixes or tag `target` stands for, never empty:
     /// - a key, prefix or tag: itself;
-    /// - a path: its `GET` and `HEAD` keys in its domain (the given one, else its route's);
+    /// - a path: its `GET` and `HEAD` keys in its domain (the given one, else its route's), as
+    ///   requested for `host` (an HTTP request's `Host`, normalized; nil for the wire's): the
+    ///   keys of a route with a host carry it (``CacheKey``);
     /// - a path prefix: the `GET` and `HEAD` key prefixes in the given domain, else in each
-    ///   domain with a cache of the routes that paths starting with it may match.
+    ///   domain with a cache of the routes without host that paths starting with it may match
+    ///   (the entries of routes with a host are named by their key prefix, `GET site
+    ///   //example.com/`).
     ///
     /// - Throws: ``ChainError``: `requestTooLarge` (over `limits.invalidateBytes`),
     ///   `invalidPath`, `noRoute` (no route matches the path, or no route of a domain with a
     ///   cache may match paths with the prefix), `unknownDomain`.
-    func resolve(_ target: CacheTarget) throws(ChainError) -> [CacheTarget] {
+    func resolve(_ target: CacheTarget, host: String? = nil) throws(ChainError) -> [CacheTarget] {
         let bytes = target.text.utf8.count
         guard bytes <= limits.invalidateBytes else {
             throw ChainError(.requestTooLarge, "the \(Self.noun(target)) is \(bytes) bytes; the limit is \(limits.invalidateBytes) (limits.invalidateBytes)")
@@ -38,11 +42,16 @@ struct TargetResolution {
             } catch {
                 throw ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error.message)")
             }
-            guard let match = router.match(path) else {
-                throw ChainError(.noRoute, "no route matches \(LogText.quoted(path.encoded)), so nothing can be cached under it")
+            guard let match = router.match(path, host: router.routedHost(host)) else {
+                let hosts = host == nil && router.hasHostRoutes
+                    ? " without host (the entries of a route with a host are named by PURGE with that Host, or by key: GET DOMAIN //HOST/PATH)"
+                    : ""
+                throw ChainError(
+                    .noRoute, "no route\(hosts) matches \(LogText.quoted(path.encoded)), so nothing can be cached under it")
             }
             let name = try checked(domain ?? match.target.domain)
-            return CacheKey.cachedMethods.map { .key(CacheKey(method: $0, domain: name, path: path).rawValue) }
+            let routeHost = match.host?.description
+            return CacheKey.cachedMethods.map { .key(CacheKey(method: $0, domain: name, host: routeHost, path: path).rawValue) }
         case .pathPrefix(let text, let domain):
             let prefix: (components: [String], encoded: String, endsWithSlash: Bool)
             do throws(PathError) {

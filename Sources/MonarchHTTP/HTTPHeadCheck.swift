@@ -8,12 +8,14 @@
 /// before a header's colon, `Content-Length` given twice or beside `Transfer-Encoding`, a
 /// `Content-Length` that is not digits, `Transfer-Encoding` in HTTP/1.0, an HTTP/1.1 request
 /// without exactly one `Host`. 501: a transfer coding other than `chunked`. 505: another
-/// version of HTTP. 414, 431, 413: over the ``HTTPLimits``. 417: an `Expect` other than
-/// `100-continue`. 501 for CONNECT.
+/// version of HTTP. 414, 431: over the ``HTTPLimits``. 417: an `Expect` other than
+/// `100-continue`. 501 for CONNECT. (A `Content-Length` over the body limit is the parser's
+/// to refuse, once it knows the request's own limit.)
 enum HTTPHeadCheck {
     /// What the check found out about a head it accepts.
     struct Facts {
-        /// The declared body length, when `Content-Length` gives one.
+        /// The declared body length, when `Content-Length` gives one (not checked against a
+        /// limit yet).
         var contentLength: Int?
         /// Whether the body is chunked.
         var chunked: Bool
@@ -105,9 +107,6 @@ enum HTTPHeadCheck {
         if let text = contentLengths.first {
             guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int(text) else {
                 return .failure(bad("Content-Length \(text) is not a number of bytes"))
-            }
-            guard value <= limits.bodyBytes else {
-                return .failure(HTTPParseError(status: 413, "the body is \(value) bytes; the limit is \(limits.bodyBytes)"))
             }
             length = value
         }

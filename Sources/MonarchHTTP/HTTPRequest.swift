@@ -66,7 +66,8 @@ public struct HTTPLimits: Sendable, Equatable {
     public var headerBlockBytes = 32 << 10
     /// The most header lines (over it: 431).
     public var headerCount = 100
-    /// The largest body, in bytes (over it: 413).
+    /// The largest body, in bytes (over it: 413), of a request for which the parser's
+    /// ``HTTPRequestParser/bodyLimit`` says nothing else.
     public var bodyBytes = 1 << 20
 
     /// The standard bounds (those of the anchors: nginx's and Node's).

@@ -8,20 +8,27 @@ import CHTTPParser
 /// folding, versions, CONNECT, the ``HTTPLimits``), then parsed by the C parser of Debian's
 /// libhttp-parser (nodejs/http-parser), which gives the method, target, header fields and
 /// keep-alive. The body is framed here, strictly: exactly `Content-Length` bytes, or a chunked
-/// body (``ChunkedBody``: CRLFs checked, no trailer fields). Pipelined requests come out one
-/// by one, in order; the bytes after a request wait for the next call. After an error every
-/// call returns it again. One connection's; not thread-safe.
+/// body (``ChunkedBody``: CRLFs checked, no trailer fields), within the request's own body
+/// limit: ``HTTPLimits/bodyBytes``, or what ``bodyLimit`` says for its head. Pipelined
+/// requests come out one by one, in order; the bytes after a request wait for the next call.
+/// After an error every call returns it again. One connection's; not thread-safe.
 public final class HTTPRequestParser {
     /// The bounds every request is held to.
     public let limits: HTTPLimits
+    /// The largest body of the request whose head is given (its body empty), once that head
+    /// has passed the check and before any of its body is read; nil: ``HTTPLimits/bodyBytes``
+    /// for every request. Asked only of requests that have a body (a `Content-Length` above 0,
+    /// or chunked).
+    public let bodyLimit: ((HTTPRequest) -> Int)?
     private var buffer: [UInt8] = []
     /// Where the next unread byte of ``buffer`` is.
     private var offset = 0
     /// How far the search for the end of the head has looked, so each byte is looked at once.
     private var scanned = 0
     private var failure: HTTPParseError?
-    /// The head of the request whose body is arriving, once it has passed the check.
-    private var pending: (head: Head, facts: HTTPHeadCheck.Facts)?
+    /// The head of the request whose body is arriving, once it has passed the check, and the
+    /// largest body it may have.
+    private var pending: (head: Head, facts: HTTPHeadCheck.Facts, bodyLimit: Int)?
     /// The chunked body arriving, as far as it has been read (its framing is dropped from
     /// ``buffer`` as it is read, so that it never piles up nor is read twice).
     private var chunks: ChunkedBody?
@@ -49,9 +56,11 @@ public final class HTTPRequestParser {
         }
     }
 
-    /// A parser holding requests to `limits`.
-    public init(limits: HTTPLimits = HTTPLimits()) {
+    /// A parser holding requests to `limits`, and each body to what `bodyLimit` says for its
+    /// head when given (see ``bodyLimit``).
+    public init(limits: HTTPLimits = HTTPLimits(), bodyLimit: ((HTTPRequest) -> Int)? = nil) {
         self.limits = limits
+        self.bodyLimit = bodyLimit
     }
 
     /// Bytes received that ``next()`` has not consumed yet (a body still arriving included:
@@ -66,10 +75,12 @@ public final class HTTPRequestParser {
     public var expectsContinue: Bool { pending?.facts.expectsContinue ?? false }
 
     /// The most bytes one whole request may take: its head and its body (with room for chunk
-    /// framing, which is dropped as it is read). A connection need not read further ahead than
-    /// this.
+    /// framing, which is dropped as it is read), the body within the limit of the request
+    /// whose body is arriving, else within ``HTTPLimits/bodyBytes``. A connection need not read
+    /// further ahead than this.
     public var largestRequestBytes: Int {
-        limits.requestLineBytes + limits.headerBlockBytes + 4 + limits.bodyBytes + limits.bodyBytes / 8 + 4096
+        let body = pending?.bodyLimit ?? limits.bodyBytes
+        return limits.requestLineBytes + limits.headerBlockBytes + 4 + body + body / 8 + 4096
     }
 
     /// Adds bytes received from the connection.
@@ -93,10 +104,10 @@ public final class HTTPRequestParser {
             case .success(let head): pending = head
             }
         }
-        guard let (head, facts) = pending else { return nil }
+        guard let (head, facts, bodyLimit) = pending else { return nil }
         let body: [UInt8]
         if facts.chunked {
-            var reader = chunks ?? ChunkedBody(limit: limits.bodyBytes)
+            var reader = chunks ?? ChunkedBody(limit: bodyLimit)
             // The reader alone holds its body while it reads (appending then copies nothing).
             chunks = nil
             switch reader.read(buffer[offset...]) {
@@ -126,8 +137,9 @@ public final class HTTPRequestParser {
             keepAlive: head.keepAlive, expectsContinue: facts.expectsContinue))
     }
 
-    /// Finds the next head, checks it and parses it; nil while it has not all arrived.
-    private func readHead() -> Result<(head: Head, facts: HTTPHeadCheck.Facts), HTTPParseError>? {
+    /// Finds the next head, checks it, parses it and works out its body limit; nil while it has
+    /// not all arrived.
+    private func readHead() -> Result<(head: Head, facts: HTTPHeadCheck.Facts, bodyLimit: Int), HTTPParseError>? {
         // Empty lines before a request line are ignored (RFC 9112, 2.2).
         while bufferedBytes >= 2 && buffer[offset] == UInt8(ascii: "\r") && buffer[offset + 1] == UInt8(ascii: "\n") {
             offset += 2
@@ -153,9 +165,22 @@ public final class HTTPRequestParser {
         guard let head = parseHead(offset..<end) else {
             return .failure(HTTPParseError(status: 400, "the request head does not parse"))
         }
+        let limit = facts.chunked || (facts.contentLength ?? 0) > 0 ? bodyLimit(of: head) : limits.bodyBytes
+        // Refused before any of the body is read (nor a `100 Continue` sent for it).
+        if let length = facts.contentLength, length > limit {
+            return .failure(HTTPParseError(status: 413, "the body is \(length) bytes; the limit is \(limit)"))
+        }
         offset = end
         scanned = end
-        return .success((head, facts))
+        return .success((head, facts, limit))
+    }
+
+    /// The largest body the request of `head` may have (see ``bodyLimit``).
+    private func bodyLimit(of head: Head) -> Int {
+        guard let bodyLimit else { return limits.bodyBytes }
+        return bodyLimit(HTTPRequest(
+            method: head.method, target: head.target, minorVersion: head.minorVersion, headers: head.headers,
+            keepAlive: head.keepAlive))
     }
 
     /// The index just past the CRLFCRLF that ends the head starting at ``offset``, looking at

@@ -15,11 +15,21 @@ import MonarchWire
 /// The domain is a domain's name from the configuration. A client that does not know which
 /// domain a path's route names lets the coordinator resolve the path instead (an `invalidate`
 /// or `watch` with `path`).
+///
+/// The entries of a route with a `host` (served for requests to that host alone) carry the
+/// route's host before the path, as a URL's authority: `GET site //example.com/index.html`,
+/// `GET site //*.example.com/index.html` for a wildcard route (every host it matches is asked
+/// the same upstream, so they share its entries). A canonical path never starts with `/`, so
+/// such a key never equals a key without host, and two hosts' keys for one path differ;
+/// keys without host are what they always were.
 public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The request method, such as `GET`.
     public let method: String
     /// The domain's name, such as `api`.
     public let domain: String
+    /// The host of the route the key's entries belong to (its `host:` as written, such as
+    /// `example.com` or `*.example.com`); nil for a route without one.
+    public let host: String?
     /// The path in canonical form (``ResourcePath/encoded``), without query.
     public let path: String
     /// The query items, in the order they were given (the key orders them by name).
@@ -27,29 +37,34 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The key's text: what caches store the entry under.
     public let rawValue: String
 
-    /// The key of `method` on `path` (already parsed) in `domain`, with the path's own query
-    /// items followed by `query`.
-    public init(method: String = "GET", domain: String, path: ResourcePath, query: [QueryItem] = []) {
-        self.init(method: method, domain: domain, encodedPath: path.encoded, query: path.query + query)
+    /// The key of `method` on `path` (already parsed) in `domain`, for the route host `host`
+    /// (none: nil), with the path's own query items followed by `query`.
+    public init(method: String = "GET", domain: String, host: String? = nil, path: ResourcePath, query: [QueryItem] = []) {
+        self.init(method: method, domain: domain, host: host, encodedPath: path.encoded, query: path.query + query)
     }
 
     /// The key of `method` on the path `text` (parsed as requests are: a leading `/` or a full
     /// URL is the same path, `?query` is split off, components are percent-decoded once) in
-    /// `domain`, with the path's own query items followed by `query`.
+    /// `domain`, for the route host `host` (none: nil), with the path's own query items
+    /// followed by `query`.
     ///
     /// - Throws: ``PathError`` when `text` is not a usable path (empty, a dot segment, a bad
     ///   escape, a NUL byte).
-    public init(method: String = "GET", domain: String, parsing text: String, query: [QueryItem] = []) throws(PathError) {
-        self.init(method: method, domain: domain, path: try ResourcePath(parsing: text), query: query)
+    public init(
+        method: String = "GET", domain: String, host: String? = nil, parsing text: String, query: [QueryItem] = []
+    ) throws(PathError) {
+        self.init(method: method, domain: domain, host: host, path: try ResourcePath(parsing: text), query: query)
     }
 
-    /// The key of a path already in canonical form (``ResourcePath/encoded``) and its query.
-    public init(method: String, domain: String, encodedPath: String, query: [QueryItem]) {
+    /// The key of a path already in canonical form (``ResourcePath/encoded``) and its query,
+    /// for the route host `host` (none: nil).
+    public init(method: String, domain: String, host: String? = nil, encodedPath: String, query: [QueryItem]) {
         self.method = method
         self.domain = domain
+        self.host = host
         self.path = encodedPath
         self.query = query
-        self.rawValue = Self.text(method: method, domain: domain, encodedPath: encodedPath, query: query)
+        self.rawValue = Self.text(method: method, domain: domain, host: host, encodedPath: encodedPath, query: query)
     }
 
     /// ``rawValue``.
@@ -69,12 +84,13 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The methods whose answers caches keep: a path's entries are under these keys.
     public static let cachedMethods = ["GET", "HEAD"]
 
-    /// The key prefix that every key of `method` in `domain` whose path starts with `pathPrefix`
-    /// has: `GET api users/` for the path prefix `users/`. The prefix is taken as written
-    /// (canonical form: no leading `/`, components percent-encoded as ``ResourcePath/encoded``
-    /// writes them); see ``canonicalPathPrefix(_:)``.
-    public static func prefix(method: String = "GET", domain: String, pathPrefix: String) -> String {
-        "\(method) \(domain) \(pathPrefix)"
+    /// The key prefix that every key of `method` in `domain` for the route host `host` (none:
+    /// nil) whose path starts with `pathPrefix` has: `GET api users/` for the path prefix
+    /// `users/`, `GET site //example.com/users/` for the host `example.com`. The prefix is taken
+    /// as written (canonical form: no leading `/`, components percent-encoded as
+    /// ``ResourcePath/encoded`` writes them); see ``canonicalPathPrefix(_:)``.
+    public static func prefix(method: String = "GET", domain: String, host: String? = nil, pathPrefix: String) -> String {
+        "\(method) \(domain) \(authority(host))\(pathPrefix)"
     }
 
     /// A path prefix in canonical form: parsed as a path (so `/users/`, `users/` and
@@ -92,8 +108,13 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         return (path.components, path.encoded + (endsWithSlash ? "/" : ""), endsWithSlash)
     }
 
-    private static func text(method: String, domain: String, encodedPath: String, query: [QueryItem]) -> String {
-        var key = "\(method) \(domain) \(encodedPath)"
+    /// What stands before the path: `//HOST/` for a route host, nothing without.
+    private static func authority(_ host: String?) -> String {
+        host.map { "//\($0)/" } ?? ""
+    }
+
+    private static func text(method: String, domain: String, host: String?, encodedPath: String, query: [QueryItem]) -> String {
+        var key = "\(method) \(domain) \(authority(host))\(encodedPath)"
         guard !query.isEmpty else { return key }
         key.append("?")
         // In the order the upstream URL has them too (``Swift/Array/inKeyOrder``).

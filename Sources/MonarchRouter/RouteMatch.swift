@@ -1,3 +1,5 @@
+import MonarchWire
+
 /// The route a `Router` chose for a path, with what the path bound.
 public struct RouteMatch<Target: Sendable>: Sendable {
     /// The target the route was added with.
@@ -10,13 +12,19 @@ public struct RouteMatch<Target: Sendable>: Sendable {
     public var index: Int
     /// The pattern of the route.
     public var pattern: RoutePattern
+    /// The host the route was added for; nil for a route that serves any host.
+    public var host: HostPattern?
 
     /// Creates a match.
-    public init(target: Target, parameters: [String: String], remainder: [String], index: Int, pattern: RoutePattern) {
+    public init(
+        target: Target, parameters: [String: String], remainder: [String], index: Int, pattern: RoutePattern,
+        host: HostPattern? = nil
+    ) {
         self.target = target
         self.parameters = parameters
         self.remainder = remainder
         self.index = index
         self.pattern = pattern
+        self.host = host
     }
 }

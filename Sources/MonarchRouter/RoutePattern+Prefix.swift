@@ -26,9 +26,12 @@ extension RoutePattern {
 }
 
 extension Router {
-    /// The targets of every route that some path starting with `components` may match (see
-    /// ``RoutePattern/mayMatch(pathsStartingWith:lastIsWhole:)``), in precedence order.
+    /// The targets of every route without host that some path starting with `components` may
+    /// match (see ``RoutePattern/mayMatch(pathsStartingWith:lastIsWhole:)``), in precedence
+    /// order: the routes a request that names no host may reach (a route with a host keys its
+    /// entries apart, under its host: see ``CacheKey``).
     public func targets(forPathsStartingWith components: [String], lastIsWhole: Bool) -> [Target] {
-        patterns.filter { $0.pattern.mayMatch(pathsStartingWith: components, lastIsWhole: lastIsWhole) }.map(\.target)
+        patterns.filter { $0.host == nil && $0.pattern.mayMatch(pathsStartingWith: components, lastIsWhole: lastIsWhole) }
+            .map(\.target)
     }
 }

@@ -11,8 +11,9 @@ import MonarchWire
 /// or fetching it whole for an answer that cannot be sent; the runtime still checks every
 /// answer against ``maxFrameBytes`` before sending it.
 public struct AnswerLimits: Sendable, Equatable, CustomStringConvertible {
-    /// The bytes of every frame kept back for the JSON envelope and the headers: 64 KiB.
-    public static let envelopeReserve = 64 << 10
+    /// The bytes of every frame kept back for the JSON envelope and the headers: 64 KiB
+    /// (``FrameBodyRoom/envelopeReserve``).
+    public static let envelopeReserve = FrameBodyRoom.envelopeReserve
 
     /// The limits when the coordinator announces none: the protocol's default frame of
     /// 16 MiB (16 777 216 bytes), which carries bodies of up to 12 533 760 bytes.
@@ -39,9 +40,7 @@ public struct AnswerLimits: Sendable, Equatable, CustomStringConvertible {
     /// The largest body, in bytes, whose base64 form (`4 * ceil(B / 3)` bytes) and
     /// ``envelopeReserve`` fit in a frame of `maxFrameBytes`; 0 when none does.
     public static func largestBody(fitting maxFrameBytes: Int) -> Int {
-        let room = maxFrameBytes - envelopeReserve
-        guard room >= 4 else { return 0 }
-        return room / 4 * 3
+        FrameBodyRoom.largestBody(fitting: maxFrameBytes)
     }
 
     /// The frame limit and the body limit, for logs.

@@ -48,6 +48,34 @@ struct ConfigurationCommandTests {
         }
     }
 
+    @Test("monarch check: routes with host and httpBody pass; a host that is no DNS name, or an httpBody over the frame, exits 78 at its line")
+    func checkJudgesHostsAndBodyLimits() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try folder.write("files/a.txt", "a")
+        func withRoute(_ keys: String) -> String {
+            Self.valid.replacingOccurrences(of: "routes: [{match: \"...\", domain: static}]", with: """
+                routes:
+                  - {match: "...", domain: static}
+                  - {match: "...", domain: static, \(keys)}
+                """)
+        }
+        try folder.write("monarch.yml", withRoute("host: \"*.example.com\", httpBody: 4MB"))
+        let valid = try await FirstMinutesTests.monarch(["check"], in: folder.path)
+        #expect(valid.status == 0, "\(valid.stderr)")
+        let cases: [(keys: String, expected: String)] = [
+            ("host: Example.com", "monarch.yml:5: routes[1].host: host \"Example.com\" has uppercase letters"),
+            ("host: \"example.com:8080\"", "monarch.yml:5: routes[1].host: host \"example.com:8080\" has a port"),
+            ("httpBody: 16MB", "monarch.yml:5: routes[1].httpBody: is 16777216 bytes, over the 12533760"),
+        ]
+        for (keys, expected) in cases {
+            try folder.write("monarch.yml", withRoute(keys))
+            let check = try await FirstMinutesTests.monarch(["check"], in: folder.path)
+            #expect(check.status == 78, "\(keys)\n\(check.stderr)")
+            #expect(check.stderr.contains(expected), "\(check.stderr)")
+        }
+    }
+
     @Test("Every command given a configuration that does not load exits 78 with the error alone")
     func everyCommandExits78OnABadConfiguration() async throws {
         let folder = try TemporaryFolder()

@@ -342,6 +342,6 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     @Test(arguments: ["colour", "x", "priority"])
     func distantKeysGetNone(key: String) throws {
         let error = try #require(parseError(validHead + "routes: [{match: a, domain: static, \(key): x}]\n"))
-        #expect(error.problem == "unknown key \"\(key)\"; expected match, where, domain, upstream, ttl, timeout, policy, public or headers")
+        #expect(error.problem == "unknown key \"\(key)\"; expected match, host, where, domain, upstream, ttl, timeout, policy, public, headers or httpBody")
     }
 }

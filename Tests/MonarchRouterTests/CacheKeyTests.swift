@@ -12,6 +12,25 @@ import Testing
         #expect(try CacheKey(domain: "static", parsing: "docs//a.txt").description == "GET static docs/a.txt")
     }
 
+    @Test("A route host stands before the path as an authority; keys without host are unchanged, and no two hosts' keys meet")
+    func host() throws {
+        let site = try CacheKey(domain: "site", host: "example.com", parsing: "/index.html?b=2&a=1")
+        #expect(site.rawValue == "GET site //example.com/index.html?a=1&b=2")
+        #expect(site.host == "example.com" && site.path == "index.html")
+        #expect(try CacheKey(method: "HEAD", domain: "site", host: "*.example.com", parsing: "a").rawValue
+            == "HEAD site //*.example.com/a")
+        let keys = try [nil, "a.test", "b.test"].map { try CacheKey(domain: "site", host: $0, parsing: "index.html") }
+        #expect(keys[0].rawValue == "GET site index.html")
+        #expect(Set(keys).count == 3)
+        // A path cannot make up a host's key: a leading // is not part of a canonical path.
+        #expect(try CacheKey(domain: "site", parsing: "//a.test/index.html").rawValue != keys[1].rawValue)
+        #expect(try CacheKey(domain: "site", parsing: "%2F%2Fa.test/index.html").rawValue != keys[1].rawValue)
+        #expect(CacheKey.prefix(domain: "site", host: "a.test", pathPrefix: "docs/") == "GET site //a.test/docs/")
+        #expect(keys[1].rawValue.hasPrefix(CacheKey.prefix(domain: "site", host: "a.test", pathPrefix: "index")))
+        #expect(!keys[2].rawValue.hasPrefix(CacheKey.prefix(domain: "site", host: "a.test", pathPrefix: "index")))
+        #expect(!keys[1].rawValue.hasPrefix(CacheKey.prefix(domain: "site", pathPrefix: "index")))
+    }
+
     @Test("Query items are encoded, then ordered by name; items of one name keep their order")
     func query() throws {
         let key = try CacheKey(domain: "api", parsing: "search?q=owl&page=2")

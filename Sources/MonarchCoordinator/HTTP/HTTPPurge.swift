@@ -33,7 +33,8 @@ enum HTTPPeer: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// `PURGE` on the HTTP front door: drops the cached entries of the request's path (as
-/// `monarch invalidate PATH` does), or, with `Surrogate-Key: a b c`, those tagged with any of
+/// `monarch invalidate PATH` does, but routed for the request's `Host` too, so that the
+/// entries of a route with that host are the ones dropped), or, with `Surrogate-Key: a b c`, those tagged with any of
 /// the keys (separated by spaces or commas, as upstreams' tags are), one after another (the
 /// first that fails ends the purge); with `Monarch-Soft-Purge: 1`, marks them stale instead
 /// (an `invalidate` with `soft`), so they may still be served stale where a policy allows and
@@ -121,8 +122,9 @@ enum HTTPPurge {
         }
         var report = Report(markedStale: soft ? 0 : nil)
         var failure: (code: FailureCode, message: String)?
+        let host = request.host
         for target in targets {
-            switch await coordinator.invalidate(InvalidateMessage(id: 0, target: target, soft: soft)) {
+            switch await coordinator.invalidate(InvalidateMessage(id: 0, target: target, soft: soft), host: host) {
             case .result(let result):
                 report.removed += integer(result.data?["removed"])
                 if soft { report.markedStale = (report.markedStale ?? 0) + integer(result.data?["markedStale"]) }

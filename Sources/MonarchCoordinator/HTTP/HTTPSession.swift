@@ -4,8 +4,10 @@ import MonarchLoop
 import MonarchWire
 
 /// One HTTP/1.1 connection of the front door: it reads requests strictly
-/// (``HTTPRequestParser``), answers them in order through the coordinator's chain (pipelined
-/// ones one after another), and keeps to the `limits.http*` bounds: a head within
+/// (``HTTPRequestParser``), routes each by its target and `Host` (``HTTPRequest/host``), and
+/// answers them in order through the coordinator's chain (pipelined ones one after another).
+/// A body is read within its route's `httpBody`, else `limits.httpBody` (over it: 413, before
+/// any `100 Continue`). It keeps to the other `limits.http*` bounds: a head within
 /// `httpHeaderTimeout` (else 408), a body pausing no longer than that and done within
 /// `httpConnectionAge` (else 408), an idle connection closed after `httpKeepAlive`, at most
 /// `httpRequests` requests and `httpConnectionAge` per connection, the requests in flight of
@@ -62,7 +64,10 @@ actor HTTPSession {
         httpLimits.headerBlockBytes = limits.httpHeaderBlockBytes
         httpLimits.headerCount = limits.httpHeaders
         httpLimits.bodyBytes = limits.httpBodyBytes
-        parser = HTTPRequestParser(limits: httpLimits)
+        // Asked on the loop, in answerNext: the routing in force then decides.
+        parser = HTTPRequestParser(limits: httpLimits) { [coordinator] head in
+            coordinator.routing.value.httpBodyBytes(target: head.target, host: head.host)
+        }
         self.onClose = onClose
         self.peer = HTTPPeer(of: connection)
     }
@@ -150,6 +155,7 @@ actor HTTPSession {
         }
         answering = true
         let closing = !request.keepAlive || served >= limits.httpRequests || ContinuousClock.now - openedAt >= limits.httpConnectionAge
+        let host = request.host
         if request.method == HTTPPurge.method {
             Task(executorPreference: loop) { [self, peer, coordinator] in
                 let answer = await HTTPPurge.answer(request, from: peer, coordinator: coordinator, closing: closing)
@@ -159,8 +165,8 @@ actor HTTPSession {
         }
         let message = HTTPExchange.message(for: request, id: MessageID(served))
         answeringInline = true
-        let waiter = coordinator.answer(message, for: id) { [self] answer in
-            assumeIsolated { $0.answered(answer, to: request, closing: closing) }
+        let waiter = coordinator.answer(message, host: host, for: id) { [self] answer in
+            assumeIsolated { $0.answered(answer, to: request, host: host, closing: closing) }
         }
         answeringInline = false
         if answering {
@@ -171,7 +177,7 @@ actor HTTPSession {
         }
     }
 
-    private func answered(_ answer: ClientAnswer, to request: HTTPRequest, closing: Bool) {
+    private func answered(_ answer: ClientAnswer, to request: HTTPRequest, host: String?, closing: Bool) {
         coordinator.exchangeFinished()
         waiter = nil
         guard !ended else {
@@ -183,11 +189,12 @@ actor HTTPSession {
         } ?? []
         guard !paths.isEmpty else { return deliver(answer, to: request, closing: closing) }
         // An unsafe method changed the resource: what caches keep of it goes before the answer
-        // does, so the client's next read finds none of it (RFC 9111 §4.4).
+        // does, so the client's next read finds none of it (RFC 9111 §4.4). The paths are on
+        // this host, so they are resolved for it (a route with a host keys its entries so).
         let coordinator = self.coordinator
         Task(executorPreference: loop) { [self] in
             for path in paths {
-                _ = await coordinator.invalidate(InvalidateMessage(id: 0, target: .path(path)))
+                _ = await coordinator.invalidate(InvalidateMessage(id: 0, target: .path(path)), host: host)
             }
             await deliver(answer, to: request, closing: closing)
         }
