@@ -15,6 +15,7 @@ struct JSONCursor {
     /// The byte at the cursor, if any.
     var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
 
+    @inline(__always)
     mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -329,17 +330,5 @@ struct JSONCursor {
             guard map.updateValue(value, forKey: name) == nil else { return nil }
         } while consume(UInt8(ascii: ","))
         return consume(UInt8(ascii: "}")) ? map : nil
-    }
-
-    /// A JSON array of strings, such as a store's tags; nil for anything else.
-    mutating func stringArray() -> [String]? {
-        guard consume(UInt8(ascii: "[")) else { return nil }
-        var array: [String] = []
-        if consume(UInt8(ascii: "]")) { return array }
-        repeat {
-            guard let value = string() else { return nil }
-            array.append(value)
-        } while consume(UInt8(ascii: ","))
-        return consume(UInt8(ascii: "]")) ? array : nil
     }
 }

@@ -55,31 +55,20 @@ public struct StoreMessage: Codable, Sendable, Equatable {
         self.ttlMs = ttlMs
         self.tags = tags
     }
+}
 
-    private enum CodingKeys: String, CodingKey { case id, key, status, headers, body, ttlMs, tags, variant }
+extension StoreMessage: WireObject {
+    static var placeholder: StoreMessage { StoreMessage(id: 0, key: "", status: 200) }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        key = try c.decode(String.self, forKey: .key)
-        status = try c.decodeStatus(forKey: .status)
-        headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
-        content = try c.decodeIfPresent(Data.self, forKey: .body).map(MessageBody.init)
-        ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
-        tags = try c.decodeIfPresent([String].self, forKey: .tags)
-        variant = try c.decodeIfPresent(String.self, forKey: .variant)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(key, forKey: .key)
-        try c.encode(status, forKey: .status)
-        try c.encodeIfPresent(headers, forKey: .headers)
-        try c.encodeIfPresent(body, forKey: .body)
-        try c.encodeIfPresent(ttlMs, forKey: .ttlMs)
-        try c.encodeIfPresent(tags, forKey: .tags)
-        try c.encodeIfPresent(variant, forKey: .variant)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ store: inout StoreMessage) throws(Visitor.Failure) {
+        try visitor.required("id", &store.id, Field.ID.self)
+        try visitor.required("key", &store.key, Field.Text.self)
+        try visitor.required("status", &store.status, Field.Status.self)
+        try visitor.optional("headers", &store.headers, Field.StringMap.self)
+        try visitor.optional("body", &store.content, Field.Body.self)
+        try visitor.optional("ttlMs", &store.ttlMs, Field.Integer.self)
+        try visitor.optional("tags", &store.tags, Field.List<Field.Text>.self)
+        try visitor.optional("variant", &store.variant, Field.Text.self)
     }
 }
 

@@ -23,3 +23,12 @@ public struct QueryItem: Codable, Sendable, Hashable {
         self.value = value
     }
 }
+
+extension QueryItem: WireObject {
+    static var placeholder: QueryItem { QueryItem(name: "", value: nil) }
+
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ item: inout QueryItem) throws(Visitor.Failure) {
+        try visitor.required("name", &item.name, Field.Text.self)
+        try visitor.optional("value", &item.value, Field.Text.self)
+    }
+}

@@ -5,12 +5,13 @@ public struct PingMessage: Codable, Sendable, Equatable {
 
     /// Creates a ping.
     public init(id: MessageID? = nil) { self.id = id }
+}
 
-    private enum CodingKeys: String, CodingKey { case id }
+extension PingMessage: WireObject {
+    static var placeholder: PingMessage { PingMessage() }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeIDIfPresent(forKey: .id)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ ping: inout PingMessage) throws(Visitor.Failure) {
+        try visitor.optional("id", &ping.id, Field.ID.self)
     }
 }
 
@@ -21,12 +22,13 @@ public struct PongMessage: Codable, Sendable, Equatable {
 
     /// Creates a pong.
     public init(id: MessageID? = nil) { self.id = id }
+}
 
-    private enum CodingKeys: String, CodingKey { case id }
+extension PongMessage: WireObject {
+    static var placeholder: PongMessage { PongMessage() }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeIDIfPresent(forKey: .id)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ pong: inout PongMessage) throws(Visitor.Failure) {
+        try visitor.optional("id", &pong.id, Field.ID.self)
     }
 }
 

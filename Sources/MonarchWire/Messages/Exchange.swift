@@ -60,28 +60,26 @@ public struct RequestMessage: Codable, Sendable, Equatable {
         self.key = key
         self.relay = relay
     }
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case id, path, domain, query, method, headers, body, policy, deadlineMs, params, upstream, ttlMs, key, relay
-    }
+extension RequestMessage: WireObject {
+    static var placeholder: RequestMessage { RequestMessage(id: 0, path: "") }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        path = try c.decode(String.self, forKey: .path)
-        domain = try c.decodeIfPresent(String.self, forKey: .domain)
-        query = try c.decodeIfPresent([QueryItem].self, forKey: .query)
-        method = try c.decodeStringIfPresent(
-            forKey: .method, expected: "an uppercase method such as GET or M-SEARCH", isValid: WireProtocol.isValidMethod)
-        headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
-        body = try c.decodeIfPresent(Data.self, forKey: .body)
-        policy = try c.decodeIfPresent(CachePolicy.self, forKey: .policy)
-        deadlineMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .deadlineMs)
-        params = try c.decodeIfPresent([String: String].self, forKey: .params)
-        upstream = try c.decodeIfPresent(String.self, forKey: .upstream)
-        ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
-        key = try c.decodeIfPresent(String.self, forKey: .key)
-        relay = try c.decodeIfPresent(Bool.self, forKey: .relay)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ request: inout RequestMessage) throws(Visitor.Failure) {
+        try visitor.required("id", &request.id, Field.ID.self)
+        try visitor.required("path", &request.path, Field.Text.self)
+        try visitor.optional("domain", &request.domain, Field.Text.self)
+        try visitor.optional("query", &request.query, Field.List<Field.Object<QueryItem>>.self)
+        try visitor.optional("method", &request.method, Field.Method.self)
+        try visitor.optional("headers", &request.headers, Field.StringMap.self)
+        try visitor.optional("body", &request.body, Field.BodyBytes.self)
+        try visitor.optional("policy", &request.policy, Field.Choice<CachePolicy>.self)
+        try visitor.optional("deadlineMs", &request.deadlineMs, Field.Integer.self)
+        try visitor.optional("params", &request.params, Field.StringMap.self)
+        try visitor.optional("upstream", &request.upstream, Field.Text.self)
+        try visitor.optional("ttlMs", &request.ttlMs, Field.Integer.self)
+        try visitor.optional("key", &request.key, Field.Text.self)
+        try visitor.optional("relay", &request.relay, Field.Boolean.self)
     }
 }
 
@@ -139,35 +137,21 @@ public struct ResponseMessage: Codable, Sendable, Equatable {
         self.ttlMs = ttlMs
         self.cacheable = cacheable
     }
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case id, status, source, headers, body, stale, ageMs, ttlMs, cacheable
-    }
+extension ResponseMessage: WireObject {
+    static var placeholder: ResponseMessage { ResponseMessage(id: 0, status: 200) }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        status = try c.decodeStatus(forKey: .status)
-        source = try c.decodeIfPresent(String.self, forKey: .source)
-        headers = try c.decodeIfPresent([String: String].self, forKey: .headers)
-        content = try c.decodeIfPresent(Data.self, forKey: .body).map(MessageBody.init)
-        stale = try c.decodeIfPresent(Bool.self, forKey: .stale)
-        ageMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ageMs)
-        ttlMs = try c.decodeIntegerIfPresent(UInt64.self, forKey: .ttlMs)
-        cacheable = try c.decodeIfPresent(Bool.self, forKey: .cacheable)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(status, forKey: .status)
-        try c.encodeIfPresent(source, forKey: .source)
-        try c.encodeIfPresent(headers, forKey: .headers)
-        try c.encodeIfPresent(body, forKey: .body)
-        try c.encodeIfPresent(stale, forKey: .stale)
-        try c.encodeIfPresent(ageMs, forKey: .ageMs)
-        try c.encodeIfPresent(ttlMs, forKey: .ttlMs)
-        try c.encodeIfPresent(cacheable, forKey: .cacheable)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ response: inout ResponseMessage) throws(Visitor.Failure) {
+        try visitor.required("id", &response.id, Field.ID.self)
+        try visitor.required("status", &response.status, Field.Status.self)
+        try visitor.optional("source", &response.source, Field.Text.self)
+        try visitor.optional("headers", &response.headers, Field.StringMap.self)
+        try visitor.optional("body", &response.content, Field.Body.self)
+        try visitor.optional("stale", &response.stale, Field.Boolean.self)
+        try visitor.optional("ageMs", &response.ageMs, Field.Integer.self)
+        try visitor.optional("ttlMs", &response.ttlMs, Field.Integer.self)
+        try visitor.optional("cacheable", &response.cacheable, Field.Boolean.self)
     }
 }
 
@@ -186,14 +170,15 @@ public struct MissMessage: Codable, Sendable, Equatable {
         self.source = source
         self.reason = reason
     }
+}
 
-    private enum CodingKeys: String, CodingKey { case id, source, reason }
+extension MissMessage: WireObject {
+    static var placeholder: MissMessage { MissMessage(id: 0) }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        source = try c.decodeIfPresent(String.self, forKey: .source)
-        reason = try c.decodeIfPresent(String.self, forKey: .reason)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ miss: inout MissMessage) throws(Visitor.Failure) {
+        try visitor.required("id", &miss.id, Field.ID.self)
+        try visitor.optional("source", &miss.source, Field.Text.self)
+        try visitor.optional("reason", &miss.reason, Field.Text.self)
     }
 }
 
@@ -219,7 +204,7 @@ public struct FailureMessage: Codable, Sendable, Equatable {
     /// What one provider did with the request.
     public struct Attempt: Codable, Sendable, Equatable {
         /// How a provider's attempt ended.
-        public enum Outcome: String, Codable, Sendable {
+        public enum Outcome: String, Codable, Sendable, CaseIterable {
             case miss, failure, timeout, cancelled
         }
 
@@ -251,13 +236,35 @@ public struct FailureMessage: Codable, Sendable, Equatable {
         self.id = id
         self.error = error
     }
+}
 
-    private enum CodingKeys: String, CodingKey { case id, error }
+extension FailureMessage: WireObject {
+    static var placeholder: FailureMessage { FailureMessage(id: 0, error: .placeholder) }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-        error = try c.decode(Detail.self, forKey: .error)
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ failure: inout FailureMessage) throws(Visitor.Failure) {
+        try visitor.required("id", &failure.id, Field.ID.self)
+        try visitor.required("error", &failure.error, Field.Object<Detail>.self)
+    }
+}
+
+extension FailureMessage.Detail: WireObject {
+    static var placeholder: FailureMessage.Detail { FailureMessage.Detail(code: "", message: "") }
+
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ detail: inout FailureMessage.Detail) throws(Visitor.Failure) {
+        try visitor.required("code", &detail.code, Field.Code.self)
+        try visitor.required("message", &detail.message, Field.Text.self)
+        try visitor.optional("attempts", &detail.attempts, Field.List<Field.Object<FailureMessage.Attempt>>.self)
+    }
+}
+
+extension FailureMessage.Attempt: WireObject {
+    static var placeholder: FailureMessage.Attempt { FailureMessage.Attempt(provider: "", outcome: .miss) }
+
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ attempt: inout FailureMessage.Attempt) throws(Visitor.Failure) {
+        try visitor.required("provider", &attempt.provider, Field.Text.self)
+        try visitor.required("outcome", &attempt.outcome, Field.Choice<Outcome>.self)
+        try visitor.optional("code", &attempt.code, Field.Code.self)
+        try visitor.optional("message", &attempt.message, Field.Text.self)
     }
 }
 
@@ -268,18 +275,12 @@ public struct CancelMessage: Codable, Sendable, Equatable {
 
     /// Creates a cancel.
     public init(id: MessageID) { self.id = id }
-
-    private enum CodingKeys: String, CodingKey { case id }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeID(forKey: .id)
-    }
 }
 
-extension KeyedDecodingContainer {
-    /// Decodes an HTTP-style status, 100…599.
-    func decodeStatus(forKey key: Key) throws -> Int {
-        try decodeInteger(Int.self, forKey: key, in: 100...599)
+extension CancelMessage: WireObject {
+    static var placeholder: CancelMessage { CancelMessage(id: 0) }
+
+    static func fields<Visitor: FieldVisitor>(_ visitor: inout Visitor, _ cancel: inout CancelMessage) throws(Visitor.Failure) {
+        try visitor.required("id", &cancel.id, Field.ID.self)
     }
 }
