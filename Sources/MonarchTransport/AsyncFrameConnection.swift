@@ -80,6 +80,15 @@ public final class AsyncFrameConnection: Sendable {
         }
     }
 
+    /// Sends a frame holding `payload` at once when called on the connection's loop thread with
+    /// the connection open and writable; returns false, sending nothing, otherwise (then
+    /// ``send(payload:)`` waits as it must). See ``AsyncFrameStream/sendAtOnce(payload:)``.
+    ///
+    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
+    public func sendAtOnce(payload: [UInt8]) throws(FrameError) -> Bool {
+        try frames.sendAtOnce(payload: payload)
+    }
+
     /// Sends one message, after the frames sent before it from the same task.
     ///
     /// - Throws: as ``send(payload:)``.
