@@ -143,8 +143,8 @@ public final class CurlMulti: @unchecked Sendable {
         let transfer = CurlTransfer(spec: spec)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
+                transfer.onEnd { continuation.resume(returning: $0) }
                 if loop.inEventLoop {
-                    transfer.await(continuation)
                     start(transfer)
                 } else {
                     // `submit`, unlike `execute`, reports a loop that no longer takes work
@@ -152,10 +152,7 @@ public final class CurlMulti: @unchecked Sendable {
                     // here. It is awaited off the loop, which may be the one refusing work.
                     Task(executorPreference: globalConcurrentExecutor) { [loop] in
                         do {
-                            try await loop.submit {
-                                transfer.await(continuation)
-                                self.start(transfer)
-                            }
+                            try await loop.submit { self.start(transfer) }
                         } catch {
                             continuation.resume(returning: .failed(Self.loopShutDown))
                         }
@@ -167,6 +164,30 @@ public final class CurlMulti: @unchecked Sendable {
             // cancel that overtakes the start is remembered by the transfer.
             loop.execute { self.cancel(transfer) }
         }
+    }
+
+    /// An exchange to start with ``startExchange(_:)``, whose `completion` gets how it ended,
+    /// once, on the loop thread, never from inside a libcurl call (at once, inside
+    /// ``startExchange(_:)``, when it cannot start). Made apart from its start so that the
+    /// caller can record it before a completion that runs at once.
+    func exchange(_ spec: FetchSpec, completion: @escaping (FetchResult) -> Void) -> CurlTransfer {
+        let transfer = CurlTransfer(spec: spec)
+        transfer.onEnd(completion)
+        return transfer
+    }
+
+    /// Starts an exchange made by ``exchange(_:completion:)``, with no task. Loop thread only.
+    func startExchange(_ transfer: CurlTransfer) {
+        loop.preconditionInEventLoop()
+        start(transfer)
+    }
+
+    /// Ends `transfer` cancelled, if it has not ended: it is removed from the multi at once (its
+    /// connection closed) and its completion gets a ``FetchFailure/Kind-swift.enum/cancelled``
+    /// failure. Loop thread only.
+    func cancelExchange(_ transfer: CurlTransfer) {
+        loop.preconditionInEventLoop()
+        cancel(transfer)
     }
 
     /// Closes the multi: every exchange in progress ends cancelled, every connection is

@@ -23,8 +23,8 @@ final class CurlTransfer: @unchecked Sendable {
     var state = State.pending
     /// Set by a cancel that arrived before the multi took the transfer.
     var cancelledEarly = false
-    /// Resumed exactly once, by ``resume(_:)``.
-    private var continuation: CheckedContinuation<FetchResult, Never>?
+    /// Called exactly once, by ``resume(_:)``.
+    private var completion: ((FetchResult) -> Void)?
     /// When the transfer was handed to libcurl.
     private(set) var startedAt = ContinuousClock.now
 
@@ -41,16 +41,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Remembers where the answer goes. Call once, before the transfer starts or ends.
-    func await(_ continuation: CheckedContinuation<FetchResult, Never>) {
-        self.continuation = continuation
+    func onEnd(_ completion: @escaping (FetchResult) -> Void) {
+        self.completion = completion
     }
 
-    /// Hands `result` to the waiting caller, once; later calls do nothing.
+    /// Hands `result` to the caller, once; later calls do nothing.
     func resume(_ result: FetchResult) {
         state = .finished
-        guard let continuation else { return }
-        self.continuation = nil
-        continuation.resume(returning: result)
+        guard let completion else { return }
+        self.completion = nil
+        completion(result)
     }
 
     // MARK: - Set-up
