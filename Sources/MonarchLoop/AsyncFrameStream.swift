@@ -114,9 +114,15 @@ public final class AsyncFrameStream: Sendable {
     ///
     /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
     public func sendAtOnce(payload: [UInt8]) throws(FrameError) -> Bool {
-        guard loop.inEventLoop, connection.isOpen, connection.stream.isWritable else { return false }
+        guard canSendAtOnce else { return false }
         try connection.send(payload: payload)
         return true
+    }
+
+    /// Whether a frame may be sent at once, with no wait: the caller is on the loop thread and
+    /// the stream is open and writable (see ``sendAtOnce(payload:)``).
+    public var canSendAtOnce: Bool {
+        loop.inEventLoop && connection.isOpen && connection.stream.isWritable
     }
 
     /// Closes the connection and waits until it is closed.

@@ -89,6 +89,19 @@ public final class AsyncFrameConnection: Sendable {
         try frames.sendAtOnce(payload: payload)
     }
 
+    /// Sends `message` at once, encoded where the connection gathers what it writes (no payload
+    /// of its own is made), when called on the connection's loop thread with the connection
+    /// open and writable; returns false, sending nothing, otherwise (then ``send(_:)`` waits as
+    /// it must).
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the encoded message exceeds the
+    ///   frame limit; nothing is sent then.
+    public func sendAtOnce(_ message: WireMessage) throws(FrameError) -> Bool {
+        guard frames.canSendAtOnce else { return false }
+        try connection.send(message)
+        return true
+    }
+
     /// Sends one message, after the frames sent before it from the same task.
     ///
     /// - Throws: as ``send(payload:)``.

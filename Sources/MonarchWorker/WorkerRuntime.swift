@@ -305,7 +305,17 @@ public final class WorkerRuntime: Sendable {
         let source = identity.kind
         let begin: @Sendable () -> Void = {
             let run = provider.start(Request(message)) { outcome in
-                let outgoing = self.prepare(outcome.message(id: id, source: source), source: source)
+                let answer = outcome.message(id: id, source: source)
+                // Encoded straight into the connection's write buffer when it takes the answer
+                // now; one too large for a frame is replaced as `prepare` replaces it.
+                if (try? connection.sendAtOnce(answer)) == true {
+                    self.state.withLock { state in
+                        state.tasks[id] = nil
+                        state.counters.count(answer)
+                    }
+                    return
+                }
+                let outgoing = self.prepare(answer, source: source)
                 self.state.withLock { state in
                     state.tasks[id] = nil
                     state.counters.count(outgoing.message)
