@@ -87,6 +87,9 @@ final class CurlTransfer: @unchecked Sendable {
         try easy.set(CURLOPT_NOSIGNAL, 1)
         // Environment proxies would take the connection somewhere the allowlist never saw.
         try easy.set(CURLOPT_PROXY, "")
+        // No host bypasses the proxy there is none of; libcurl then reads no `no_proxy` from
+        // the environment for every exchange.
+        try easy.set(CURLOPT_NOPROXY, "")
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try? easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         if spec.decodesContent {
