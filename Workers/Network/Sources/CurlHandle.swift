@@ -82,7 +82,7 @@ final class CurlHandle {
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers {
             let line = header.value.isEmpty ? header.name + ";" : header.name + ": " + header.value
-            guard let longer = curl_slist_append(list, line) else { break }
+            guard let longer = line.withCString({ curl_slist_append(list, $0) }) else { break }
             list = longer
         }
         if noExpect, let longer = curl_slist_append(list, "Expect:") { list = longer }

@@ -19,7 +19,7 @@ public struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(UpstreamURLError) {
         guard let handle = curl_url() else { throw UpstreamURLError(url: text, reason: "curl_url failed") }
         defer { curl_url_cleanup(handle) }
-        let code = curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_NON_SUPPORT_SCHEME))
+        let code = text.withCString { curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) }
         guard code == CURLUE_OK else {
             throw UpstreamURLError(url: text, reason: String(cString: curl_url_strerror(code)))
         }
