@@ -147,6 +147,19 @@ public final class WorkerRuntime: Sendable {
         logger.debug("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
         state.withLock { $0.connection = connection }
         defer { state.withLock { $0.connection = nil } }
+        if loopProvider != nil {
+            // Requests and cancels are taken where they arrive, on the loop, with no task woken
+            // for them; their order against pings and status requests does not matter.
+            try? await loop.submit {
+                connection.takeMessagesOnLoop { message in
+                    switch message {
+                    case .request(let request): { self.start(request, on: connection) }
+                    case .cancel(let cancel): { self.cancel(cancel) }
+                    default: nil
+                    }
+                }
+            }
+        }
         if let origin = welcome.origin, let cache = provider as? any CacheMaintenance {
             cache.forwardSharedChanges(origin: origin) { [weak self] change in self?.forward(change, on: connection) }
         }
@@ -193,12 +206,7 @@ public final class WorkerRuntime: Sendable {
         case .request(let request):
             start(request, on: connection)
         case .cancel(let cancel):
-            let running = state.withLock { state -> Running? in
-                guard let running = state.tasks[cancel.id] else { return nil }
-                state.counters.cancels += 1
-                return running
-            }
-            running?.cancel(on: loopProvider?.loop)
+            self.cancel(cancel)
         case .ping(let ping):
             await send(prepare(.pong(PongMessage(id: ping.id))), on: connection)
         case .status(let status):
@@ -223,6 +231,16 @@ public final class WorkerRuntime: Sendable {
         default:
             logger.warning("ignoring an unexpected \(message.type) message from the coordinator")
         }
+    }
+
+    /// Ends the request a `cancel` names, if it is in flight; its answer still goes out.
+    private func cancel(_ cancel: CancelMessage) {
+        let running = state.withLock { state -> Running? in
+            guard let running = state.tasks[cancel.id] else { return nil }
+            state.counters.cancels += 1
+            return running
+        }
+        running?.cancel(on: loopProvider?.loop)
     }
 
     /// Runs a `store` or `invalidate` against the provider, if it is a cache, and sends the
