@@ -182,7 +182,7 @@ let package = Package(
         .target(name: "CCurlShim", dependencies: ["CCurl"], path: "Workers/Network/Shim"),
         .target(
             name: "MonarchNetwork",
-            dependencies: ["CCurl", "CCurlShim", "CLibUV", "Monarch", "MonarchLoop", "MonarchWire", logging],
+            dependencies: ["CCurl", "CCurlShim", "CLibUV", "Monarch", "MonarchLoop", "MonarchWire", "MonarchWorker", logging],
             path: "Workers/Network/Sources"
         ),
         .executableTarget(

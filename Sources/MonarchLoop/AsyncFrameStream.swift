@@ -107,6 +107,24 @@ public final class AsyncFrameStream: Sendable {
         try await withTaskExecutorPreference(loop) { try await sendOnLoop(payload) }
     }
 
+    /// Sends a frame holding `payload` at once, with no task and no wait, when called on the
+    /// loop thread with the stream open and writable: it leaves with the frames written in this
+    /// pass of the loop. Returns false, sending nothing, otherwise; ``send(payload:)`` then
+    /// waits as it must.
+    ///
+    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
+    public func sendAtOnce(payload: [UInt8]) throws(FrameError) -> Bool {
+        guard canSendAtOnce else { return false }
+        try connection.send(payload: payload)
+        return true
+    }
+
+    /// Whether a frame may be sent at once, with no wait: the caller is on the loop thread and
+    /// the stream is open and writable (see ``sendAtOnce(payload:)``).
+    public var canSendAtOnce: Bool {
+        loop.inEventLoop && connection.isOpen && connection.stream.isWritable
+    }
+
     /// Closes the connection and waits until it is closed.
     public func close() async {
         await connection.stream.closeAndWait()

@@ -41,6 +41,11 @@ public final class FrameStream: @unchecked Sendable {
     /// then takes the complete frames itself with ``nextFrame(_:)``, reading each payload where
     /// it lies. Loop thread.
     public var onReadable: (() -> Void)?
+    /// Offered each complete frame's payload where it lies, before ``onFrame``, when set: an
+    /// action it returns runs once the frame is taken (in order with the other frames taken
+    /// so), and the frame goes no further; for nil the frame goes on to ``onFrame`` as usual.
+    /// It must not touch the stream (its action may). Loop thread.
+    public var onFrameInPlace: ((UnsafeRawBufferPointer) -> (() -> Void)?)?
     /// Called once when the stream has ended, with how. Loop thread.
     public var onEnd: ((End) -> Void)?
     /// Called when the peer's bytes broke the framing, before the stream ends: it may still send
@@ -144,16 +149,29 @@ public final class FrameStream: @unchecked Sendable {
             return
         }
         while endReason == nil, !stream.isClosing {
-            let payload: [UInt8]?
+            let next: Taken?
             do {
-                payload = try decoder.nextFrame()
+                if let inPlace = onFrameInPlace {
+                    next = try decoder.nextFrame { bytes in inPlace(bytes).map(Taken.action) ?? .payload(Array(bytes)) }
+                } else {
+                    next = try decoder.nextFrame().map(Taken.payload)
+                }
             } catch {
                 endForFraming(error)
                 return
             }
-            guard let payload else { return }
-            onFrame?(payload)
+            switch next {
+            case nil: return
+            case .action(let action)?: action()
+            case .payload(let payload)?: onFrame?(payload)
+            }
         }
+    }
+
+    /// A frame taken from the decoder: acted on where it lay, or a payload to deliver.
+    private enum Taken {
+        case action(() -> Void)
+        case payload([UInt8])
     }
 
     /// Lets ``farewell`` speak, then ends the stream for the peer's framing defect.
@@ -186,6 +204,7 @@ public final class FrameStream: @unchecked Sendable {
         let onEnd = self.onEnd
         self.onEnd = nil
         onFrame = nil
+        onFrameInPlace = nil
         onReadable = nil
         farewell = nil
         onEnd?(end)

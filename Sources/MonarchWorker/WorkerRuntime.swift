@@ -36,7 +36,8 @@ public final class WorkerRuntime: Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var tasks: [MessageID: Task<Void, Never>] = [:]
+        /// The requests being answered.
+        var tasks: [MessageID: Running] = [:]
         /// `store` and `invalidate` exchanges under way (a drain waits for them too).
         var maintaining = 0
         /// Requests answered before their task was recorded in `tasks`.
@@ -56,6 +57,42 @@ public final class WorkerRuntime: Sendable {
     /// without bound.
     static let forwardingLimit = 1024
 
+    /// A request being answered.
+    private enum Running: Sendable {
+        /// By a task running the provider's ``RequestProvider/perform(_:)``.
+        case task(Task<Void, Never>)
+        /// By a run of a ``LoopRequestProvider`` on its loop.
+        case run(RunSlot)
+
+        /// Ends the request promptly; its answer still comes.
+        func cancel(on loop: EventLoop?) {
+            switch self {
+            case .task(let task):
+                task.cancel()
+            case .run(let slot):
+                guard let loop else { return }
+                if loop.inEventLoop { slot.cancel() } else { loop.execute { slot.cancel() } }
+            }
+        }
+    }
+
+    /// Where a ``LoopRequestProvider``'s run is kept once started, and a cancel that came
+    /// before it. The provider's loop thread only.
+    private final class RunSlot: @unchecked Sendable {
+        var run: (any ProviderRun)?
+        var cancelled = false
+
+        func cancel() {
+            guard !cancelled else { return }
+            cancelled = true
+            run?.cancel()
+        }
+    }
+
+    /// The provider as a ``LoopRequestProvider``, when it is one: its requests are then
+    /// answered through callbacks on its loop, with no task each.
+    private let loopProvider: (any LoopRequestProvider)?
+
     /// A runtime serving `provider` as `identity` on `loop`.
     ///
     /// - Parameter adoptLimits: called once the coordinator's `welcome` arrived, before any
@@ -68,6 +105,7 @@ public final class WorkerRuntime: Sendable {
     ) {
         self.identity = identity
         self.provider = provider
+        self.loopProvider = provider as? any LoopRequestProvider
         self.loop = loop
         self.logger = logger
         self.adoptLimits = adoptLimits
@@ -109,6 +147,19 @@ public final class WorkerRuntime: Sendable {
         logger.debug("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
         state.withLock { $0.connection = connection }
         defer { state.withLock { $0.connection = nil } }
+        if loopProvider != nil {
+            // Requests and cancels are taken where they arrive, on the loop, with no task woken
+            // for them; their order against pings and status requests does not matter.
+            try? await loop.submit {
+                connection.takeMessagesOnLoop { message in
+                    switch message {
+                    case .request(let request): { self.start(request, on: connection) }
+                    case .cancel(let cancel): { self.cancel(cancel) }
+                    default: nil
+                    }
+                }
+            }
+        }
         if let origin = welcome.origin, let cache = provider as? any CacheMaintenance {
             cache.forwardSharedChanges(origin: origin) { [weak self] change in self?.forward(change, on: connection) }
         }
@@ -155,12 +206,7 @@ public final class WorkerRuntime: Sendable {
         case .request(let request):
             start(request, on: connection)
         case .cancel(let cancel):
-            let task = state.withLock { state -> Task<Void, Never>? in
-                guard let task = state.tasks[cancel.id] else { return nil }
-                state.counters.cancels += 1
-                return task
-            }
-            task?.cancel()
+            self.cancel(cancel)
         case .ping(let ping):
             await send(prepare(.pong(PongMessage(id: ping.id))), on: connection)
         case .status(let status):
@@ -185,6 +231,16 @@ public final class WorkerRuntime: Sendable {
         default:
             logger.warning("ignoring an unexpected \(message.type) message from the coordinator")
         }
+    }
+
+    /// Ends the request a `cancel` names, if it is in flight; its answer still goes out.
+    private func cancel(_ cancel: CancelMessage) {
+        let running = state.withLock { state -> Running? in
+            guard let running = state.tasks[cancel.id] else { return nil }
+            state.counters.cancels += 1
+            return running
+        }
+        running?.cancel(on: loopProvider?.loop)
     }
 
     /// Runs a `store` or `invalidate` against the provider, if it is a cache, and sends the
@@ -236,6 +292,10 @@ public final class WorkerRuntime: Sendable {
             Task(executorPreference: loop) { await self.send(self.prepare(refusal), on: connection) }
             return
         }
+        if let loopProvider {
+            start(message, with: loopProvider, on: connection)
+            return
+        }
         let provider = self.provider
         let source = identity.kind
         let task = Task(executorPreference: loop) {
@@ -250,8 +310,56 @@ public final class WorkerRuntime: Sendable {
         }
         state.withLock { state in
             // A fast provider may have answered before its task could be recorded.
-            if state.answeredEarly.remove(id) == nil { state.tasks[id] = task }
+            if state.answeredEarly.remove(id) == nil { state.tasks[id] = .task(task) }
         }
+    }
+
+    /// Starts a request of a ``LoopRequestProvider`` on its loop, with no task: the answer is
+    /// sent from the provider's callback, at once when the connection takes it.
+    private func start(_ message: RequestMessage, with provider: any LoopRequestProvider, on connection: AsyncFrameConnection) {
+        let id = message.id
+        let slot = RunSlot()
+        state.withLock { $0.tasks[id] = .run(slot) }
+        let source = identity.kind
+        let begin: @Sendable () -> Void = {
+            let run = provider.start(Request(message)) { outcome in
+                let answer = outcome.message(id: id, source: source)
+                // Encoded straight into the connection's write buffer when it takes the answer
+                // now; one too large for a frame is replaced as `prepare` replaces it.
+                if (try? connection.sendAtOnce(answer)) == true {
+                    self.state.withLock { state in
+                        state.tasks[id] = nil
+                        state.counters.count(answer)
+                    }
+                    return
+                }
+                let outgoing = self.prepare(answer, source: source)
+                self.state.withLock { state in
+                    state.tasks[id] = nil
+                    state.counters.count(outgoing.message)
+                }
+                self.sendSoon(outgoing, on: connection)
+            }
+            slot.run = run
+            if slot.cancelled { run.cancel() }
+        }
+        if provider.loop.inEventLoop { begin() } else { provider.loop.execute(begin) }
+    }
+
+    /// Sends a prepared answer at once when the connection takes it now (on its loop, writable),
+    /// else from a task that waits until it does.
+    private func sendSoon(_ outgoing: Outgoing, on connection: AsyncFrameConnection) {
+        if !outgoing.replaced, let payload = outgoing.payload {
+            do {
+                if try connection.sendAtOnce(payload: payload) { return }
+            } catch {
+                state.withLock { $0.counters.unsent += 1 }
+                let what = outgoing.message.id.map { "the \(outgoing.message.type) answering \($0)" } ?? "a \(outgoing.message.type)"
+                logger.error("could not send \(what) to the coordinator: \(error)")
+                return
+            }
+        }
+        Task(executorPreference: loop) { await self.send(outgoing, on: connection) }
     }
 
     /// An answer ready to go out: what the coordinator gets (the answer, or the
@@ -337,11 +445,11 @@ public final class WorkerRuntime: Sendable {
     }
 
     private func cancelAll() {
-        let tasks = state.withLock { state in
-            let tasks = Array(state.tasks.values)
+        let running = state.withLock { state in
+            let running = Array(state.tasks.values)
             state.tasks.removeAll()
-            return tasks
+            return running
         }
-        for task in tasks { task.cancel() }
+        for request in running { request.cancel(on: loopProvider?.loop) }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import MonarchLoop
 import MonarchNetwork
 import Synchronization
+import TestOrigins
 import Testing
 
 /// The multi on its own: one exchange per fetch, no policy.
@@ -48,6 +49,69 @@ import Testing
             #expect(made == 1, "the connection's socket is watched by one poll across its transfers")
             #expect(watched == 0, "and not watched for libcurl between them")
             #expect(parked == 1, "its poll stays registered with the loop between them")
+        }
+    }
+
+    @Test("A reused handle carries nothing of its last exchange: after a POST with a body and headers, a GET is plain")
+    func aReusedHandleCarriesNothingOfItsLastExchange() async throws {
+        try await withHarness { harness in
+            struct Echo: Decodable {
+                let method: String
+                let headers: [String: String]
+                let body: String
+                func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
+            }
+            let multi = harness.multi
+            let url = harness.origin.url("/echo")
+            func echo(_ spec: FetchSpec) async throws -> Echo {
+                guard case .answered(let response) = await multi.fetch(spec) else {
+                    throw TestServerError(message: "the \(spec.method) to /echo failed")
+                }
+                return try JSONDecoder().decode(Echo.self, from: response.body)
+            }
+
+            let post = try await echo(FetchSpec(
+                url: url, method: "POST", headers: [("X-Custom", "1"), ("Content-Type", "text/plain")], body: Data("posted".utf8)))
+            #expect(post.method == "POST")
+            #expect(post.body == "posted")
+            #expect(post.header("X-Custom") == "1")
+            #expect(post.header("Expect") == nil)
+            let get = try await echo(FetchSpec(url: url))
+            #expect(get.method == "GET")
+            #expect(get.body == "")
+            #expect(get.header("X-Custom") == nil)
+            #expect(get.header("Content-Type") == nil)
+            #expect(get.header("Content-Length") == nil)
+
+            // A plain GET keeps its options for the next: its header list is kept while the
+            // same headers are sent, and dropped when none are.
+            #expect(try await echo(FetchSpec(url: url, headers: [("X-Custom", "2")])).header("X-Custom") == "2")
+            #expect(try await echo(FetchSpec(url: url, headers: [("X-Custom", "2")])).header("X-Custom") == "2")
+            #expect(try await echo(FetchSpec(url: url, headers: [("X-Other", "3")])).header("X-Custom") == nil)
+            let bare = try await echo(FetchSpec(url: url))
+            #expect(bare.header("X-Custom") == nil)
+            #expect(bare.header("X-Other") == nil)
+
+            // A relay's GET asks for no encoding; the next GET asks again.
+            #expect(try await echo(FetchSpec(url: url, decodesContent: false)).header("Accept-Encoding") == nil)
+            #expect(try await echo(FetchSpec(url: url)).header("Accept-Encoding") != nil)
+
+            // After a HEAD, a PUT and a DELETE, a GET gets a body again and sends none.
+            guard case .answered(let head) = await multi.fetch(FetchSpec(url: url, method: "HEAD")) else {
+                Issue.record("the HEAD failed")
+                return
+            }
+            #expect(head.body.isEmpty)
+            #expect(try await echo(FetchSpec(url: url)).method == "GET")
+            #expect(try await echo(FetchSpec(url: url, method: "PUT", body: Data("put".utf8))).body == "put")
+            #expect(try await echo(FetchSpec(url: url, method: "DELETE")).method == "DELETE")
+            let last = try await echo(FetchSpec(url: url))
+            #expect(last.method == "GET")
+            #expect(last.body == "")
+            #expect(last.header("Content-Length") == nil)
+
+            let made = try await harness.loop.submit { multi.handlesMade }
+            #expect(made == 1, "one handle served every exchange, one after another")
         }
     }
 

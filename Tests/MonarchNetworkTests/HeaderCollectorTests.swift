@@ -30,5 +30,29 @@ import Testing
 
     @Test func anInvalidContentLengthIsIgnored() {
         #expect(collect(["HTTP/1.1 200 OK\r\n", "Content-Length: lots\r\n"]).contentLength == nil)
+        #expect(collect(["HTTP/1.1 200 OK\r\n", "Content-Length: 12x\r\n"]).contentLength == nil)
+        #expect(collect(["HTTP/1.1 200 OK\r\n", "Content-Length: \r\n"]).contentLength == nil)
+        #expect(collect(["HTTP/1.1 200 OK\r\n", "Content-Length: 99999999999999999999\r\n"]).contentLength == nil)
+    }
+
+    @Test("Content-Length is read from the bytes as Int(_:) reads the value, whatever the name's case")
+    func contentLengthIsReadAsIntReadsIt() {
+        for value in ["0", "12", "+12", "-5", "9223372036854775807", "9223372036854775808", "007"] {
+            let collector = collect(["HTTP/1.1 200 OK\r\n", "CONTENT-length:  \(value) \r\n"])
+            #expect(collector.contentLength == Int(value), "for \(value)")
+            #expect(collector.headers["content-length"] == value)
+        }
+    }
+
+    @Test("A name's lowercase spelling is made from its bytes: mixed, lowercase and long names are all found")
+    func namesAreFoundWhateverTheirCase() {
+        let collector = collect([
+            "HTTP/1.1 200 OK\r\n", "X-Some-Rather-Long-Header-Name: 1\r\n", "x-lower: 2\r\n", "X-UPPER: 3\r\n",
+            "x-some-rather-long-header-name: 4\r\n",
+        ])
+        #expect(collector.headers["x-some-rather-long-header-name"] == "1, 4")
+        #expect(collector.headers["X-Lower"] == "2")
+        #expect(collector.headers["x-upper"] == "3")
+        #expect(collector.headers.fields.map(\.name) == ["X-Some-Rather-Long-Header-Name", "x-lower", "X-UPPER"])
     }
 }

@@ -207,6 +207,29 @@ import Testing
         }
     }
 
+    @Test("Cancelling during the wait before a retry answers cancelled at once, with no further attempt")
+    func cancellingDuringARetryWaitEndsIt() async throws {
+        try await withHarness { harness in
+            // Waits of up to 20 s each: the cancel all but surely lands in one.
+            let provider = NetworkProvider(
+                multi: harness.multi,
+                configuration: NetworkConfiguration(
+                    allowlist: try UpstreamAllowlist(parsing: [harness.origin.allowEntry]),
+                    retry: RetryPolicy(maxRetries: 10, base: .seconds(20), cap: .seconds(20))))
+            let task = Task { await provider.perform(routed(harness.origin.url("/status/503"), deadline: .seconds(120))) }
+            try await harness.waitForHit("/status/503")
+            try await Task.sleep(for: .milliseconds(50))
+            let cancelledAt = ContinuousClock.now
+            task.cancel()
+            #expect(await task.value == .failure(.cancelled))
+            #expect(ContinuousClock.now - cancelledAt < .seconds(5))
+            let hits = try await harness.stats().hits["/status/503"] ?? 0
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await harness.stats().hits["/status/503"] == hits, "no attempt after the cancel")
+            #expect(try await harness.loop.submit { harness.multi.activeTransfers } == 0)
+        }
+    }
+
     // MARK: - Redirects
 
     @Test func aRedirectIsFollowed() async throws {

@@ -99,6 +99,37 @@ import Glibc
         }
     }
 
+    /// The runtime answers the network provider's requests from callbacks on the loop, with no
+    /// task each: a `cancel` still ends a slow fetch at once with a `cancelled` failure, and the
+    /// requests after it are answered as before.
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelEndsAFetchAnsweredWithNoTask() async throws {
+        try await withHarness { harness in
+            let session = try await Session.start(harness.provider(), on: harness.loop, welcome: Welcome())
+            try await session.worker.send(.request(RequestMessage(
+                id: 7, path: "slow", upstream: harness.origin.url("/slow?ms=10000&name=worker-cancel"))))
+            try await harness.waitForHit("/slow")
+            let cancelledAt = ContinuousClock.now
+            try await session.worker.send(.cancel(CancelMessage(id: 7)))
+            let answer = try await session.worker.nextMessage()
+            guard case .failure(let failure)? = answer else {
+                Issue.record("expected a failure, got \(String(describing: answer))")
+                return
+            }
+            #expect(failure.id == 7)
+            #expect(failure.error.code == "cancelled")
+            #expect(ContinuousClock.now - cancelledAt < .seconds(9))
+            let next = try await session.fetch(harness.origin.url("/json"), id: 8)
+            guard case .response(let response)? = next else {
+                Issue.record("expected a response, got \(String(describing: next))")
+                return
+            }
+            #expect(response.id == 8)
+            #expect(response.status == 200)
+            try await session.finish()
+        }
+    }
+
     /// With the defaults — no `maxFrameBytes` in the welcome, the default limit — the largest
     /// body accepted fits the protocol's 16 MiB frame, and one byte more is refused.
     @Test(.timeLimit(.minutes(1)))

@@ -24,6 +24,14 @@ import Testing
         #expect(!allowlist.allows(try UpstreamURL(parsing: "https://api.example.com:8443/")))
     }
 
+    @Test func portsAreTheURLsOrTheSchemesDefault() throws {
+        #expect(try UpstreamURL(parsing: "http://h.example/").port == 80)
+        #expect(try UpstreamURL(parsing: "https://h.example/").port == 443)
+        #expect(try UpstreamURL(parsing: "http://h.example:1/").port == 1)
+        #expect(try UpstreamURL(parsing: "http://h.example:8080/x?y=1").port == 8080)
+        #expect(try UpstreamURL(parsing: "http://[::1]:65535/").port == 65535)
+    }
+
     @Test func ipv6HostsMatchTheirBracketedEntries() throws {
         let allowlist = try UpstreamAllowlist(parsing: ["[::1]:8080"])
         #expect(allowlist.allows(try UpstreamURL(parsing: "http://[::1]:8080/x")))

@@ -18,9 +18,11 @@ struct CurlEasy {
         try check(monarch_curl_easy_setopt_off_t(pointer, option, value), option)
     }
 
-    /// Sets an option taking a string; libcurl keeps a copy.
+    /// Sets an option taking a string; libcurl keeps a copy. The string's own bytes are handed
+    /// over where they lie (an implicit conversion would copy them into an array first).
     func set(_ option: CURLoption, _ value: String) throws(CurlSetupError) {
-        try check(monarch_curl_easy_setopt_string(pointer, option, value), option)
+        let code = value.withCString { monarch_curl_easy_setopt_string(pointer, option, $0) }
+        try check(code, option)
     }
 
     /// Sets an option taking a pointer that must stay valid while the handle uses it.

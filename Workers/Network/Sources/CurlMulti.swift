@@ -50,10 +50,11 @@ public final class CurlMulti: @unchecked Sendable {
     /// events, parked or stopped and kept (for the next socket with that number) after it no
     /// longer does.
     private var watches: [Int32: SocketWatch] = [:]
-    /// Exchanges in progress, by easy handle.
-    private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// Reset handles ready for the next exchange.
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// Exchanges in progress, by easy handle, with their handles.
+    private var transfers: [UnsafeMutableRawPointer: (transfer: CurlTransfer, handle: CurlHandle)] = [:]
+    /// Handles ready for the next exchange: reset, or holding a plain GET's options (see
+    /// ``CurlHandle``).
+    private var idleHandles: [CurlHandle] = []
     /// The sockets whose polls are parked: registered, reporting to no one.
     private var parked: Set<Int32> = []
     /// The open sockets of libcurl's connections: made by ``openSocket(_:)`` and not closed by
@@ -112,6 +113,9 @@ public final class CurlMulti: @unchecked Sendable {
     /// transfers of a kept-alive connection. Loop thread only.
     public private(set) var pollsMade = 0
 
+    /// Easy handles made so far: exchanges one after another reuse one handle. Loop thread only.
+    public private(set) var handlesMade = 0
+
     /// Sockets being watched for libcurl. Loop thread only.
     public var watchedSockets: Int {
         loop.preconditionInEventLoop()
@@ -139,8 +143,8 @@ public final class CurlMulti: @unchecked Sendable {
         let transfer = CurlTransfer(spec: spec)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
+                transfer.onEnd { continuation.resume(returning: $0) }
                 if loop.inEventLoop {
-                    transfer.await(continuation)
                     start(transfer)
                 } else {
                     // `submit`, unlike `execute`, reports a loop that no longer takes work
@@ -148,10 +152,7 @@ public final class CurlMulti: @unchecked Sendable {
                     // here. It is awaited off the loop, which may be the one refusing work.
                     Task(executorPreference: globalConcurrentExecutor) { [loop] in
                         do {
-                            try await loop.submit {
-                                transfer.await(continuation)
-                                self.start(transfer)
-                            }
+                            try await loop.submit { self.start(transfer) }
                         } catch {
                             continuation.resume(returning: .failed(Self.loopShutDown))
                         }
@@ -163,6 +164,30 @@ public final class CurlMulti: @unchecked Sendable {
             // cancel that overtakes the start is remembered by the transfer.
             loop.execute { self.cancel(transfer) }
         }
+    }
+
+    /// An exchange to start with ``startExchange(_:)``, whose `completion` gets how it ended,
+    /// once, on the loop thread, never from inside a libcurl call (at once, inside
+    /// ``startExchange(_:)``, when it cannot start). Made apart from its start so that the
+    /// caller can record it before a completion that runs at once.
+    func exchange(_ spec: FetchSpec, completion: @escaping (FetchResult) -> Void) -> CurlTransfer {
+        let transfer = CurlTransfer(spec: spec)
+        transfer.onEnd(completion)
+        return transfer
+    }
+
+    /// Starts an exchange made by ``exchange(_:completion:)``, with no task. Loop thread only.
+    func startExchange(_ transfer: CurlTransfer) {
+        loop.preconditionInEventLoop()
+        start(transfer)
+    }
+
+    /// Ends `transfer` cancelled, if it has not ended: it is removed from the multi at once (its
+    /// connection closed) and its completion gets a ``FetchFailure/Kind-swift.enum/cancelled``
+    /// failure. Loop thread only.
+    func cancelExchange(_ transfer: CurlTransfer) {
+        loop.preconditionInEventLoop()
+        cancel(transfer)
     }
 
     /// Closes the multi: every exchange in progress ends cancelled, every connection is
@@ -178,15 +203,15 @@ public final class CurlMulti: @unchecked Sendable {
         guard let multi else { return [timer] }
         let running = transfers
         transfers = [:]
-        for (pointer, transfer) in running {
+        for (pointer, running) in running {
             curl_multi_remove_handle(multi, pointer)
-            curl_easy_cleanup(pointer)
-            transfer.resume(.failed(FetchFailure(kind: .cancelled, message: "the fetcher closed")))
+            running.handle.cleanup()
+            running.transfer.resume(.failed(FetchFailure(kind: .cancelled, message: "the fetcher closed")))
         }
         // Closes the cached connections, telling the socket callback to stop watching them.
         self.multi = nil
         curl_multi_cleanup(multi)
-        for pointer in idleHandles { curl_easy_cleanup(pointer) }
+        for handle in idleHandles { handle.cleanup() }
         idleHandles = []
         let handles: [LoopHandle] = watches.values.map(\.poll) + [timer]
         watches = [:]
@@ -213,47 +238,56 @@ public final class CurlMulti: @unchecked Sendable {
             transfer.resume(.failed(Self.cancelled))
             return
         }
-        guard let pointer = idleHandles.popLast() ?? curl_easy_init() else {
+        guard let handle = idleHandles.popLast() ?? makeHandle() else {
             transfer.resume(.failed(FetchFailure(kind: .other, message: "curl_easy_init failed")))
             return
         }
-        let easy = CurlEasy(pointer: pointer)
+        let pointer = handle.easy.pointer
         do {
-            try transfer.configure(easy)
-            // The sockets a connection opens for this exchange keep these callbacks for life.
-            try easy.setSocketCallbacks(
-                open: { data, _, address in
-                    Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().openSocket(address)
-                },
-                close: { data, socket in
-                    Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().closeSocket(socket)
-                },
-                data: Unmanaged.passUnretained(self).toOpaque())
+            // The sockets a connection opens for this exchange keep these callbacks for life; a
+            // handle that kept its options keeps them too.
+            if try transfer.configure(handle) {
+                try handle.easy.setSocketCallbacks(
+                    open: { data, _, address in
+                        Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().openSocket(address)
+                    },
+                    close: { data, socket in
+                        Unmanaged<CurlMulti>.fromOpaque(data!).takeUnretainedValue().closeSocket(socket)
+                    },
+                    data: Unmanaged.passUnretained(self).toOpaque())
+            }
         } catch {
-            recycle(pointer)
+            handle.options = .other
+            recycle(handle)
             transfer.resume(.failed(FetchFailure(kind: .other, curlCode: Int32(bitPattern: error.code.rawValue), message: "\(error)")))
             return
         }
-        transfers[pointer] = transfer
-        transfer.state = .running(easy)
+        transfers[pointer] = (transfer, handle)
+        transfer.state = .running(handle)
         let code = curl_multi_add_handle(multi, pointer)
         guard code == CURLM_OK else {
             transfers[pointer] = nil
-            recycle(pointer)
+            recycle(handle)
             transfer.resume(.failed(FetchFailure(
                 kind: .other, message: "curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(code)))")))
             return
         }
     }
 
+    private func makeHandle() -> CurlHandle? {
+        guard let handle = CurlHandle() else { return nil }
+        handlesMade += 1
+        return handle
+    }
+
     private func cancel(_ transfer: CurlTransfer) {
         switch transfer.state {
         case .pending:
             transfer.cancelledEarly = true
-        case .running(let easy):
-            transfers[easy.pointer] = nil
-            if let multi { curl_multi_remove_handle(multi, easy.pointer) }
-            recycle(easy.pointer)
+        case .running(let handle):
+            transfers[handle.easy.pointer] = nil
+            if let multi { curl_multi_remove_handle(multi, handle.easy.pointer) }
+            recycle(handle)
             transfer.resume(.failed(Self.cancelled))
         case .finished:
             break
@@ -267,21 +301,22 @@ public final class CurlMulti: @unchecked Sendable {
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let pointer = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
-            guard let transfer = transfers.removeValue(forKey: pointer) else { continue }
+            guard let (transfer, handle) = transfers.removeValue(forKey: pointer) else { continue }
             curl_multi_remove_handle(multi, pointer)
-            let result = transfer.result(code: code, easy: CurlEasy(pointer: pointer))
-            recycle(pointer)
+            let result = transfer.result(code: code, handle: handle)
+            recycle(handle)
             transfer.resume(result)
         }
     }
 
-    /// Resets a handle no longer in the multi and keeps it for reuse, or frees it.
-    private func recycle(_ pointer: UnsafeMutableRawPointer) {
+    /// Keeps a handle no longer in the multi for reuse, or frees it. A handle holding a plain
+    /// GET's options keeps them for the next plain GET; any other is reset first.
+    private func recycle(_ handle: CurlHandle) {
         if idleHandles.count < options.maxIdleHandles, multi != nil {
-            curl_easy_reset(pointer)
-            idleHandles.append(pointer)
+            if case .plainGet = handle.options {} else { handle.reset() }
+            idleHandles.append(handle)
         } else {
-            curl_easy_cleanup(pointer)
+            handle.cleanup()
         }
     }
 

@@ -14,7 +14,7 @@ final class CurlTransfer: @unchecked Sendable {
         /// Created; the multi has not taken it yet (a cancel now ends it before it starts).
         case pending
         /// Added to the multi.
-        case running(CurlEasy)
+        case running(CurlHandle)
         /// Answered; nothing more happens.
         case finished
     }
@@ -23,8 +23,8 @@ final class CurlTransfer: @unchecked Sendable {
     var state = State.pending
     /// Set by a cancel that arrived before the multi took the transfer.
     var cancelledEarly = false
-    /// Resumed exactly once, by ``resume(_:)``.
-    private var continuation: CheckedContinuation<FetchResult, Never>?
+    /// Called exactly once, by ``resume(_:)``.
+    private var completion: ((FetchResult) -> Void)?
     /// When the transfer was handed to libcurl.
     private(set) var startedAt = ContinuousClock.now
 
@@ -33,8 +33,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// Why a callback stopped the transfer, when one did.
     private var abortReason: FetchFailure?
     private var uploadOffset = 0
-    private var requestHeaders: UnsafeMutablePointer<curl_slist>?
-    private var errorBuffer: UnsafeMutablePointer<CChar>?
     private let sendsNoBody: Bool
 
     init(spec: FetchSpec) {
@@ -43,29 +41,55 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Remembers where the answer goes. Call once, before the transfer starts or ends.
-    func await(_ continuation: CheckedContinuation<FetchResult, Never>) {
-        self.continuation = continuation
+    func onEnd(_ completion: @escaping (FetchResult) -> Void) {
+        self.completion = completion
     }
 
-    /// Hands `result` to the waiting caller, once; later calls do nothing.
+    /// Hands `result` to the caller, once; later calls do nothing.
     func resume(_ result: FetchResult) {
         state = .finished
-        releaseBuffers()
-        guard let continuation else { return }
-        self.continuation = nil
-        continuation.resume(returning: result)
+        guard let completion else { return }
+        self.completion = nil
+        completion(result)
     }
 
     // MARK: - Set-up
 
-    /// Sets every option of the exchange on `easy`, a fresh or reset handle.
-    func configure(_ easy: CurlEasy) throws(CurlSetupError) {
+    /// The set-up of a plain GET (no body), which a handle keeps for the next one; nil for any
+    /// other exchange.
+    private var plainGet: CurlHandle.Setup? {
+        guard spec.method == "GET", spec.body == nil else { return nil }
+        // Wait for a connection being set up rather than open another: over TLS it may multiplex.
+        return CurlHandle.Setup(decodesContent: spec.decodesContent, pipeWait: spec.url.utf8.starts(with: "https:".utf8))
+    }
+
+    /// Sets every option of the exchange on `handle`, fresh, reset or holding the options of a
+    /// plain GET (see ``CurlHandle``); returns whether it set them all from libcurl's defaults
+    /// (the caller then sets the socket callbacks too).
+    func configure(_ handle: CurlHandle) throws(CurlSetupError) -> Bool {
+        let easy = handle.easy
         let this = Unmanaged.passUnretained(self).toOpaque()
-        try easy.set(CURLOPT_URL, spec.url)
+        let setup = plainGet
+        handle.errorBuffer.pointee = 0
+        if let setup, handle.options == .plainGet(setup) {
+            // Only what differs between two plain GETs of this set-up; a failure leaves the
+            // handle to be reset.
+            handle.options = .other
+            try setPerExchangeOptions(easy, this)
+            try handle.sendHeaders(spec.headers, noExpect: false)
+            handle.options = .plainGet(setup)
+            startedAt = .now
+            return false
+        }
+        if handle.options != .defaults { handle.reset() }
+        handle.options = .other
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_NOSIGNAL, 1)
         // Environment proxies would take the connection somewhere the allowlist never saw.
         try easy.set(CURLOPT_PROXY, "")
+        // No host bypasses the proxy there is none of; libcurl then reads no `no_proxy` from
+        // the environment for every exchange.
+        try easy.set(CURLOPT_NOPROXY, "")
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try? easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         if spec.decodesContent {
@@ -77,28 +101,19 @@ final class CurlTransfer: @unchecked Sendable {
         }
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         if spec.url.utf8.starts(with: "https:".utf8) {
-            // Wait for a connection being set up rather than open another: it may multiplex.
             try easy.set(CURLOPT_PIPEWAIT, 1)
         }
         try easy.set(CURLOPT_USERAGENT, "monarch-network-worker")
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(clamping: spec.connectTimeout.wholeMillisecondsRoundedUp)))
-        try easy.set(CURLOPT_TIMEOUT_MS, max(1, Int(clamping: spec.timeout.wholeMillisecondsRoundedUp)))
-
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
-        buffer.initialize(to: 0)
-        errorBuffer = buffer
-        try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(buffer))
-
-        try easy.set(CURLOPT_WRITEDATA, pointer: this)
+        try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
         try easy.set(CURLOPT_WRITEFUNCTION, callback: { buffer, size, count, data in
             Unmanaged<CurlTransfer>.fromOpaque(data!).takeUnretainedValue().receiveBody(buffer, size * count)
         })
-        try easy.set(CURLOPT_HEADERDATA, pointer: this)
         try easy.set(CURLOPT_HEADERFUNCTION, callback: { buffer, size, count, data in
             Unmanaged<CurlTransfer>.fromOpaque(data!).takeUnretainedValue().receiveHeader(buffer, size * count)
         })
+        try setPerExchangeOptions(easy, this)
 
-        var lines = spec.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
+        var noExpect = false
         switch spec.method {
         case "GET" where spec.body == nil:
             try easy.set(CURLOPT_HTTPGET, 1)
@@ -117,20 +132,26 @@ final class CurlTransfer: @unchecked Sendable {
                     Unmanaged<CurlTransfer>.fromOpaque(data!).takeUnretainedValue().seekBody(offset, origin)
                 }
                 // No wait for a `100 Continue` that many servers never send.
-                lines.append("Expect:")
+                noExpect = true
             }
             if spec.method != "POST" {
                 try easy.set(CURLOPT_CUSTOMREQUEST, spec.method)
             }
         }
-        for line in lines {
-            guard let list = curl_slist_append(requestHeaders, line) else { break }
-            requestHeaders = list
-        }
-        if let requestHeaders {
-            try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(requestHeaders))
-        }
+        try handle.sendHeaders(spec.headers, noExpect: noExpect)
+        handle.options = setup.map { .plainGet($0) } ?? .other
         startedAt = .now
+        return true
+    }
+
+    /// The options every exchange sets anew: the URL, the timeouts, and this transfer as the
+    /// callbacks' data.
+    private func setPerExchangeOptions(_ easy: CurlEasy, _ this: UnsafeMutableRawPointer) throws(CurlSetupError) {
+        try easy.set(CURLOPT_URL, spec.url)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(clamping: spec.connectTimeout.wholeMillisecondsRoundedUp)))
+        try easy.set(CURLOPT_TIMEOUT_MS, max(1, Int(clamping: spec.timeout.wholeMillisecondsRoundedUp)))
+        try easy.set(CURLOPT_WRITEDATA, pointer: this)
+        try easy.set(CURLOPT_HEADERDATA, pointer: this)
     }
 
     // MARK: - Callbacks (inside libcurl, on the loop thread)
@@ -188,19 +209,19 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - The end
 
     /// What the exchange came to, libcurl having ended it with `code`. Reads what it needs
-    /// from `easy` before the handle is reset.
-    func result(code: CURLcode, easy: CurlEasy) -> FetchResult {
+    /// from `handle` before the handle is reused.
+    func result(code: CURLcode, handle: CurlHandle) -> FetchResult {
         if let abortReason { return .failed(abortReason) }
-        guard code == CURLE_OK else { return .failed(failure(for: code)) }
+        guard code == CURLE_OK else { return .failed(failure(for: code, detail: handle.errorText)) }
+        let easy = handle.easy
         let status = easy.long(CURLINFO_RESPONSE_CODE) ?? collector.status ?? 0
         return .answered(FetchedResponse(
             status: status, headers: collector.headers, body: body,
             redirectURL: (300..<400).contains(status) ? easy.string(CURLINFO_REDIRECT_URL) : nil))
     }
 
-    private func failure(for code: CURLcode) -> FetchFailure {
-        let detail = errorBuffer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-            ?? String(cString: curl_easy_strerror(code))
+    private func failure(for code: CURLcode, detail: String?) -> FetchFailure {
+        let detail = detail ?? String(cString: curl_easy_strerror(code))
         let raw = Int32(bitPattern: code.rawValue)
         let kind: FetchFailure.Kind
         switch code {
@@ -216,16 +237,6 @@ final class CurlTransfer: @unchecked Sendable {
             kind = .other
         }
         return FetchFailure(kind: kind, curlCode: raw, message: detail)
-    }
-
-    /// Frees what the handle pointed at. Call once the handle is reset or freed.
-    private func releaseBuffers() {
-        if let requestHeaders {
-            curl_slist_free_all(requestHeaders)
-            self.requestHeaders = nil
-        }
-        errorBuffer?.deallocate()
-        errorBuffer = nil
     }
 }
 

@@ -3,13 +3,19 @@
 public struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// The fields, in the order their names first appeared.
     public private(set) var fields: [(name: String, value: String)] = []
-    /// Lowercased name → index in `fields`.
-    private var index: [String: Int] = [:]
+    /// The fields' names in lowercase, in the same order.
+    private var keys: [String] = []
+    /// Lowercased name → index in `fields`, kept once there are more than ``linearLimit``
+    /// fields (fewer are found by looking through ``keys``, faster than hashing).
+    private var index: [String: Int]?
+
+    /// Fields looked up by a walk through their names rather than by hashing, at most.
+    static let linearLimit = 16
 
     /// An empty set of headers, with room for `capacity` fields before it grows.
     public init(capacity: Int = 0) {
         fields.reserveCapacity(capacity)
-        index.reserveCapacity(capacity)
+        keys.reserveCapacity(capacity)
     }
 
     /// Headers holding `fields` in order, repeated names joined.
@@ -19,38 +25,64 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// Adds a value for `name`: a new field, or joined to the field of that name with ", ".
     public mutating func add(_ name: String, _ value: String) {
-        let key = name.asciiLowercased
-        if let position = index[key] {
+        add(name, lowercased: name.asciiLowercased, value)
+    }
+
+    /// Adds a value for `name`, whose lowercase spelling `key` the caller has made already.
+    mutating func add(_ name: String, lowercased key: String, _ value: String) {
+        if let position = position(of: key) {
             fields[position].value += ", " + value
-        } else {
-            index[key] = fields.count
-            fields.append((name, value))
+            return
         }
+        if index == nil, keys.count >= Self.linearLimit {
+            var made: [String: Int] = [:]
+            made.reserveCapacity(keys.count * 2)
+            for (offset, key) in keys.enumerated() { made[key] = offset }
+            index = made
+        }
+        index?[key] = fields.count
+        keys.append(key)
+        fields.append((name, value))
+    }
+
+    /// Where the field whose lowercase name is `key` is, or nil.
+    private func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        return keys.firstIndex(of: key)
     }
 
     /// The value of the field named `name` in any case, or nil; setting nil removes the field,
     /// setting a value replaces it (keeping the name's first spelling).
     public subscript(name: String) -> String? {
-        get { index[name.asciiLowercased].map { fields[$0].value } }
+        get { position(of: name.asciiLowercased).map { fields[$0].value } }
         set {
             let key = name.asciiLowercased
-            if let position = index[key] {
+            if let position = position(of: key) {
                 if let newValue {
                     fields[position].value = newValue
                 } else {
                     fields.remove(at: position)
-                    index = [:]
-                    for (offset, field) in fields.enumerated() { index[field.name.asciiLowercased] = offset }
+                    keys.remove(at: position)
+                    if index != nil {
+                        var made: [String: Int] = [:]
+                        for (offset, key) in keys.enumerated() { made[key] = offset }
+                        index = made
+                    }
                 }
             } else if let newValue {
-                add(name, newValue)
+                add(name, lowercased: key, newValue)
             }
         }
     }
 
-    /// The fields with their names in lowercase, in no particular order.
+    /// The value of the field whose lowercase name is `key`, or nil.
+    func value(lowercased key: String) -> String? {
+        position(of: key).map { fields[$0].value }
+    }
+
+    /// The fields with their names in lowercase, in order.
     var lowercasedFields: some Sequence<(name: String, value: String)> {
-        index.lazy.map { (name: $0.key, value: fields[$0.value].value) }
+        zip(keys, fields).lazy.map { (name: $0, value: $1.value) }
     }
 
     /// Whether there are no fields.

@@ -35,13 +35,44 @@ struct HeaderCollector {
             return false
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return false }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self)
-        let value = String(decoding: Self.trimmingSpaces(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])), as: UTF8.self)
-        headers.add(name, value)
-        if colon == 14, name.utf8.elementsEqualIgnoringASCIICase("content-length".utf8) {
-            contentLength = Int(value)
+        let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[..<colon])
+        let valueBytes = Self.trimmingSpaces(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]))
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        // The lowercase spelling is made from the bytes, once; a name already in lowercase is
+        // its own (both short ones are stored inline, with no allocation).
+        let key = nameBytes.contains(where: { $0 &- UInt8(ascii: "A") < 26 })
+            ? String(unsafeUninitializedCapacity: colon) { buffer in
+                for (offset, byte) in nameBytes.enumerated() { buffer[offset] = byte.asciiLowercased }
+                return colon
+            }
+            : name
+        headers.add(name, lowercased: key, String(decoding: valueBytes, as: UTF8.self))
+        if colon == 14, key == "content-length" {
+            contentLength = Self.decimal(valueBytes)
         }
         return true
+    }
+
+    /// The number `bytes` spell in decimal, as `Int(_:)` reads it (an optional sign, then
+    /// digits only), or nil; read where it lies, with no string made.
+    private static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        var digits = bytes[...]
+        var negative = false
+        if let sign = digits.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            negative = sign == UInt8(ascii: "-")
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty else { return nil }
+        var value = 0
+        for byte in digits {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(negative ? -Int(digit) : Int(digit))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

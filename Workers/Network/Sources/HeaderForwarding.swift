@@ -37,19 +37,34 @@ public enum HeaderForwarding {
     /// bytes (nil for `HEAD`, whose length is unknown once decoding is accounted for). Names
     /// are lowercase, whatever case the upstream used (as HTTP/2 sends them).
     public static func responseHeaders(_ headers: HTTPHeaders, bodyLength: Int?, decoded decoding: Bool = true) -> [String: String] {
-        let named = connectionOptions(headers["connection"])
-        let decoded = decoding && headers["content-encoding"] != nil
+        let named = connectionOptions(headers.value(lowercased: "connection"))
+        let decoded = decoding && headers.value(lowercased: "content-encoding") != nil
         var lowercased: [String: String] = [:]
         lowercased.reserveCapacity(headers.fields.count)
         // HTTPHeaders holds each name once, compared without case: lowercasing joins nothing.
         for field in headers.lowercasedFields {
             let name = field.name
-            if hopByHop.contains(name) || named.contains(name) { continue }
+            if isHopByHop(name) || named.contains(name) { continue }
             if decoded && (name == "content-encoding" || name == "content-length") { continue }
             lowercased[name] = field.value
         }
         if decoded, let bodyLength { lowercased["content-length"] = String(bodyLength) }
         return lowercased
+    }
+
+    /// Whether `name`, in lowercase, is one of ``hopByHop``: its length is looked at first, so
+    /// most names are passed with no string compared and none hashed.
+    private static func isHopByHop(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: name == "te"
+        case 7: name == "trailer" || name == "upgrade"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
+        case 18: name == "proxy-authenticate"
+        case 19: name == "proxy-authorization"
+        default: false
+        }
     }
 
     /// The field names a `Connection` value lists (its options, RFC 9110 §7.6.1), lowercase;

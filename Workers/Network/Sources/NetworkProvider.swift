@@ -5,7 +5,9 @@ import Foundation
 #endif
 import Logging
 import Monarch
+import MonarchLoop
 import MonarchWire
+import MonarchWorker
 import Synchronization
 
 /// The network worker's provider: fetches `request.route.upstream` (the URL the coordinator
@@ -32,12 +34,12 @@ import Synchronization
 /// - A response carries the upstream's `Cache-Control` as ``Monarch/Response/ttl`` and
 ///   ``Monarch/Response/cacheable`` (see ``CacheHints``); only GET and HEAD responses are
 ///   cacheable.
-public struct NetworkProvider: RequestProvider {
+public struct NetworkProvider: LoopRequestProvider {
     /// The multi every exchange runs on.
     public let multi: CurlMulti
     /// What the provider may fetch, and how.
     public let configuration: NetworkConfiguration
-    private let logger: Logger
+    let logger: Logger
     /// The largest body a frame to the coordinator carries (`Int.max` until told).
     private let frameBodyBytes = FrameBodyLimit()
 
@@ -66,70 +68,57 @@ public struct NetworkProvider: RequestProvider {
         frameBodyBytes.value = max(0, bytes)
     }
 
+    /// The loop the provider's exchanges run on: its multi's.
+    public var loop: EventLoop { multi.loop }
+
+    /// Starts answering `request` from its upstream on the multi's loop, with no task (see
+    /// ``LoopRequestProvider``): `answer` gets the outcome once, on the loop thread. Loop thread
+    /// only.
+    public func start(_ request: Request, answer: @escaping (ProviderOutcome) -> Void) -> any ProviderRun {
+        NetworkFetch.start(request, for: self, answer: answer) ?? Self.answeredAtOnce
+    }
+
+    /// What ``start(_:answer:)`` returns for a request answered before any exchange.
+    private static let answeredAtOnce = AnsweredRun()
+
     /// Answers `request` from its upstream; never throws, returns promptly once the task is
-    /// cancelled. Runs on the multi's loop (a caller elsewhere hops there once per exchange).
+    /// cancelled. Runs on the multi's loop (a caller elsewhere hops there once per request); a
+    /// caller whose loop has begun to shut down gets a `cancelled` failure at once.
     public func perform(_ request: Request) async -> ProviderOutcome {
-        guard let upstream = request.route.upstream else { return .miss(reason: "the route names no upstream") }
-        let budget = request.deadline ?? configuration.defaultTimeout
-        let deadline = ContinuousClock.now + Self.usable(budget)
-        var url: UpstreamURL
-        do {
-            url = try UpstreamURL(parsing: upstream)
-        } catch {
-            return .failure(ProviderFailure(code: .invalidUpstream, message: "\(error)"))
-        }
-        if let refusal = configuration.allowlist.refusal(of: url) {
-            return .failure(ProviderFailure(code: .upstreamNotAllowed, message: refusal))
-        }
-        var method = request.method.uppercased()
-        guard Self.methods.contains(method) || request.relay && WireProtocol.isValidMethod(method) else {
-            return .failure(ProviderFailure(
-                code: .invalidRequest,
-                message: "the network worker sends GET, HEAD, POST, PUT, PATCH and DELETE (any method when relayed), not \(request.method)"))
-        }
-        var headers: [(name: String, value: String)]
-        switch HeaderForwarding.requestHeaders(request.headers) {
-        case .success(let forwarded): headers = forwarded
-        case .failure(let error): return .failure(ProviderFailure(code: .invalidRequest, message: error.message))
-        }
-        var body = request.body
-        var redirects = 0
-        let limit = effectiveMaxResponseBytes
-        while true {
-            let (result, attempts) = await exchange(
-                url, method, headers, body, deadline: deadline, budget: budget, maxResponseBytes: limit,
-                relay: request.relay)
-            let answer: FetchedResponse
-            switch result {
-            case .failed(let failure):
-                return outcome(of: failure, url: url, attempts: attempts, budget: budget, maxResponseBytes: limit)
-            case .answered(let answered):
-                answer = answered
+        if Task.isCancelled { return .failure(.cancelled) }
+        let run = PerformedRun()
+        let loop = self.loop
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let begin: @Sendable () -> Void = {
+                    guard !run.cancelled else {
+                        continuation.resume(returning: .failure(.cancelled))
+                        return
+                    }
+                    run.fetch = NetworkFetch.start(request, for: self) { continuation.resume(returning: $0) }
+                }
+                if loop.inEventLoop {
+                    begin()
+                } else {
+                    // `submit`, unlike `execute`, reports a loop that no longer takes work: the
+                    // caller is answered here. Awaited off the loop, which may be the one refusing.
+                    Task(executorPreference: globalConcurrentExecutor) {
+                        do {
+                            try await loop.submit(begin)
+                        } catch {
+                            continuation.resume(returning: .failure(ProviderFailure(
+                                code: .cancelled, message: "the fetcher's loop has shut down")))
+                        }
+                    }
+                }
             }
-            if request.relay { return relayed(answer, method: method, url: url) }
-            guard RedirectStep.followed.contains(answer.status), let location = answer.redirectURL else {
-                return outcome(of: answer, method: method, url: url, attempts: attempts)
+        } onCancel: {
+            // Even on the loop thread this runs later; a cancel that overtakes the start is
+            // remembered by the run.
+            loop.execute {
+                run.cancelled = true
+                run.fetch?.cancel()
             }
-            redirects += 1
-            guard redirects <= configuration.maxRedirects else {
-                return .failure(ProviderFailure(
-                    code: .tooManyRedirects,
-                    message: "more than \(configuration.maxRedirects) redirects, the last from \(url) to \(location)"))
-            }
-            let target: UpstreamURL
-            do {
-                target = try UpstreamURL(parsing: location)
-            } catch {
-                return .failure(ProviderFailure(code: .redirectNotAllowed, message: "\(url) redirected to \(error)"))
-            }
-            if let refusal = configuration.allowlist.refusal(of: target) {
-                return .failure(ProviderFailure(
-                    code: .redirectNotAllowed, message: "\(url) redirected to \(target), refused: \(refusal)"))
-            }
-            logger.debug("following a \(answer.status) redirect from \(url) to \(target)")
-            let step = RedirectStep(
-                status: answer.status, from: url, to: target, method: method, headers: headers, body: body)
-            (url, method, headers, body) = (target, step.method, step.headers, step.body)
         }
     }
 
@@ -140,57 +129,21 @@ public struct NetworkProvider: RequestProvider {
         return budget - min(.milliseconds(100), budget / 10)
     }
 
-    /// One request to `url`, tried again as the retry policy allows; returns the last result
-    /// and how many attempts were made. A `relay`'s body is not decoded, and only its
-    /// connection failures are retried (an answer's status is the client's to see).
-    private func exchange(
-        _ url: UpstreamURL, _ method: String, _ headers: [(name: String, value: String)], _ body: Data?,
-        deadline: ContinuousClock.Instant, budget: Duration, maxResponseBytes: Int, relay: Bool
-    ) async -> (FetchResult, attempts: Int) {
-        let policy = configuration.retry
-        let idempotent = RetryPolicy.isIdempotent(method)
-        var generator = SystemRandomNumberGenerator()
-        var attempts = 0
-        while true {
-            let remaining = deadline - .now
-            guard remaining > .zero else {
-                return (.failed(FetchFailure(kind: .timeout, message: "the deadline passed")), attempts)
-            }
-            attempts += 1
-            let spec = FetchSpec(
-                url: url.url, method: method, headers: headers, body: body,
-                connectTimeout: min(configuration.connectTimeout, remaining), timeout: remaining,
-                maxResponseBytes: maxResponseBytes, decodesContent: !relay)
-            let result = await multi.fetch(spec)
-            guard idempotent, attempts <= policy.maxRetries, Self.isRetryable(result, statuses: !relay) else {
-                return (result, attempts)
-            }
-            let wait = policy.delay(beforeRetry: attempts, using: &generator)
-            guard ContinuousClock.now + wait < deadline else { return (result, attempts) }
-            logger.debug("retrying \(method) \(url) in \(wait) after attempt \(attempts): \(Self.summary(result))")
-            do {
-                try await Task.sleep(for: wait)
-            } catch {
-                return (.failed(FetchFailure(kind: .cancelled, message: "the request was cancelled")), attempts)
-            }
-        }
-    }
-
-    private static func isRetryable(_ result: FetchResult, statuses: Bool) -> Bool {
+    static func isRetryable(_ result: FetchResult, statuses: Bool) -> Bool {
         switch result {
         case .answered(let response): statuses && RetryPolicy.isRetryable(status: response.status)
         case .failed(let failure): failure.kind == .connectionFailed
         }
     }
 
-    private static func summary(_ result: FetchResult) -> String {
+    static func summary(_ result: FetchResult) -> String {
         switch result {
         case .answered(let response): "status \(response.status)"
         case .failed(let failure): failure.message
         }
     }
 
-    private func outcome(
+    func outcome(
         of failure: FetchFailure, url: UpstreamURL, attempts: Int, budget: Duration, maxResponseBytes: Int
     ) -> ProviderOutcome {
         let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
@@ -216,7 +169,7 @@ public struct NetworkProvider: RequestProvider {
     /// The upstream's answer to a relayed request, as it is: every HTTP status is a response
     /// (caching is decided by the chain, by HTTP's rules), a status outside 100-599 an
     /// `upstreamStatus` failure.
-    private func relayed(_ answer: FetchedResponse, method: String, url: UpstreamURL) -> ProviderOutcome {
+    func relayed(_ answer: FetchedResponse, method: String, url: UpstreamURL) -> ProviderOutcome {
         guard Self.statuses.contains(answer.status) else {
             return .failure(ProviderFailure(
                 code: .upstreamStatus, message: "\(url) answered \(answer.status), which is not an HTTP status (100-599)"))
@@ -231,7 +184,7 @@ public struct NetworkProvider: RequestProvider {
     /// The statuses a response may have: HTTP's, as the wire protocol allows them.
     private static let statuses = 100...599
 
-    private func outcome(of answer: FetchedResponse, method: String, url: UpstreamURL, attempts: Int) -> ProviderOutcome {
+    func outcome(of answer: FetchedResponse, method: String, url: UpstreamURL, attempts: Int) -> ProviderOutcome {
         switch answer.status {
         case 404, 410:
             return .miss(reason: "\(url) answered \(answer.status)")
@@ -261,4 +214,16 @@ private final class FrameBodyLimit: Sendable {
         get { bytes.load(ordering: .relaxed) }
         set { bytes.store(newValue, ordering: .relaxed) }
     }
+}
+
+/// The run of a request answered before any exchange: nothing to cancel.
+private final class AnsweredRun: ProviderRun {
+    func cancel() {}
+}
+
+/// What a ``NetworkProvider/perform(_:)`` shares between its task and the loop: the fetch once
+/// started, and a cancel that came first. Loop thread only.
+private final class PerformedRun: @unchecked Sendable {
+    var fetch: NetworkFetch?
+    var cancelled = false
 }

@@ -19,7 +19,7 @@ public struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(UpstreamURLError) {
         guard let handle = curl_url() else { throw UpstreamURLError(url: text, reason: "curl_url failed") }
         defer { curl_url_cleanup(handle) }
-        let code = curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_NON_SUPPORT_SCHEME))
+        let code = text.withCString { curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) }
         guard code == CURLUE_OK else {
             throw UpstreamURLError(url: text, reason: String(cString: curl_url_strerror(code)))
         }
@@ -37,7 +37,27 @@ public struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
         var host = part(CURLUPART_HOST)?.lowercased() ?? ""
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         self.host = host
-        self.port = part(CURLUPART_PORT, CURLU_DEFAULT_PORT).flatMap { Int($0) } ?? 0
+        self.port = Self.port(of: handle)
+    }
+
+    /// The URL's port, its scheme's default when it names none, read from libcurl's digits
+    /// with no string made; 0 when libcurl has none.
+    private static func port(of handle: OpaquePointer) -> Int {
+        var value: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_PORT, &value, UInt32(CURLU_DEFAULT_PORT)) == CURLUE_OK, let value else {
+            return 0
+        }
+        defer { curl_free(value) }
+        var port = 0
+        var digit = value
+        while digit.pointee != 0 {
+            let number = Int(digit.pointee) - Int(UInt8(ascii: "0"))
+            // libcurl's ports are 1 to 65535: anything else is none.
+            guard (0...9).contains(number), port <= 65535 else { return 0 }
+            port = port * 10 + number
+            digit += 1
+        }
+        return port <= 65535 ? port : 0
     }
 
     /// Whether the scheme is `http` or `https`, the only ones fetched.
