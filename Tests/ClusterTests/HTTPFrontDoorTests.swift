@@ -8,32 +8,48 @@ import Testing
 final class TCPConnection {
     private let descriptor: Int32
 
-    /// A connection to `port`; `smallReceiveBuffer` makes the kernel hold little of what the
-    /// server sends, so the server's own queue fills.
     /// Whether a connection to 127.0.0.1:`port` is accepted now.
     static func accepts(port: UInt16) -> Bool {
         (try? TCPConnection(port: port)) != nil
     }
 
-    init(port: UInt16, smallReceiveBuffer: Bool = false) throws {
+    /// A connection to `port`, from the loopback address `source` when given (127.0.0.N: the
+    /// coordinator sees another peer); `smallReceiveBuffer` makes the kernel hold little of
+    /// what the server sends, so the server's own queue fills.
+    init(port: UInt16, from source: String? = nil, smallReceiveBuffer: Bool = false) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if smallReceiveBuffer {
             var size: Int32 = 4096
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        func call(_ address: String, port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+            var socketAddress = sockaddr_in()
+            socketAddress.sin_family = sa_family_t(AF_INET)
+            socketAddress.sin_port = port.bigEndian
+            socketAddress.sin_addr.s_addr = inet_addr(address)
+            return withUnsafePointer(to: &socketAddress) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
-        guard descriptor >= 0, connected == 0 else { throw SpawnError("cannot connect to 127.0.0.1:\(port): errno \(errno)") }
+        let bound = source.map { call($0, port: 0) { bind(descriptor, $0, $1) } } ?? 0
+        let connected = bound == 0 ? call("127.0.0.1", port: port) { connect(descriptor, $0, $1) } : -1
+        guard descriptor >= 0, connected == 0 else {
+            throw SpawnError("cannot connect from \(source ?? "127.0.0.1") to 127.0.0.1:\(port): errno \(errno)")
+        }
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { close(descriptor) }
+
+    /// Whether the server closed the connection (end of file, or a reset) within
+    /// `milliseconds`, having sent nothing.
+    func isClosed(within milliseconds: Int32) -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, milliseconds) == 1 else { return false }
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_PEEK)) <= 0
+    }
 
     /// Ends this side's writing (the server reads end of file) and keeps reading.
     func shutdownWriting() {
