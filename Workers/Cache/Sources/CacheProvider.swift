@@ -66,6 +66,26 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         mutating func touchAll() {
             for key in reads.keys { reads[key]?.generation &+= 1 }
         }
+
+        /// Drops from memory what `target` covers (a key with its variant slots, a prefix, a
+        /// tag; nothing for a path, which the coordinator resolves), and makes the file reads in
+        /// flight for it not promote what they read. Returns the keys dropped.
+        mutating func drop(_ target: InvalidateMessage.Target) -> [String] {
+            switch target {
+            case .key(let key):
+                let keys = [key] + CacheVariants.slotKeys(of: key)
+                for key in keys { touch(key) }
+                return keys.filter { memory.remove($0) != nil }
+            case .prefix(let prefix):
+                touch(prefix: prefix)
+                return memory.removeAll(withPrefix: prefix)
+            case .tag(let tag):
+                touchAll()
+                return memory.removeAll(taggedWith: tag)
+            case .path, .pathPrefix:
+                return []
+            }
+        }
     }
 
     private struct ReadWatch {
@@ -353,22 +373,7 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
             throw ProviderFailure(code: .invalidRequest, message: "a cache worker invalidates keys, prefixes and tags; the coordinator resolves \(target.description)")
         }
         let (fromMemory, deletion) = state.withLock { state -> ([String], StoreOperation?) in
-            let removed: [String]
-            switch target {
-            case .key(let key):
-                // The key's variant slots go with it.
-                removed = ([key] + CacheVariants.slotKeys(of: key)).filter { state.memory.remove($0) != nil }
-                state.touch(key)
-                for slot in CacheVariants.slotKeys(of: key) { state.touch(slot) }
-            case .prefix(let prefix):
-                removed = state.memory.removeAll(withPrefix: prefix)
-                state.touch(prefix: prefix)
-            case .tag(let tag):
-                removed = state.memory.removeAll(taggedWith: tag)
-                state.touchAll()
-            case .path, .pathPrefix:
-                removed = []
-            }
+            let removed = state.drop(target)
             // A store drops a key's variant slots with it.
             return (removed, store?.enqueue(.remove(target)))
         }
@@ -433,23 +438,7 @@ public final class CacheProvider: RequestProvider, CacheMaintenance, Sendable {
         }
         if let failure {
             // Memory must not answer fresh, nor stale, what the store holds otherwise: it lets go.
-            state.withLock { state in
-                switch target {
-                case .key(let key):
-                    for key in [key] + CacheVariants.slotKeys(of: key) {
-                        state.memory.remove(key)
-                        state.touch(key)
-                    }
-                case .prefix(let prefix):
-                    _ = state.memory.removeAll(withPrefix: prefix)
-                    state.touch(prefix: prefix)
-                case .tag(let tag):
-                    _ = state.memory.removeAll(taggedWith: tag)
-                    state.touchAll()
-                case .path, .pathPrefix:
-                    break
-                }
-            }
+            state.withLock { state in _ = state.drop(target) }
             throw ProviderFailure(code: .invalidateFailed, message: "cannot mark stale (memory dropped its copies): \(failure)")
         }
         return keys.map(\.string).sorted()
