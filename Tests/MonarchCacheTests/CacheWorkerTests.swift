@@ -14,27 +14,13 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func storeRequestAndInvalidateTravelTheWire() async throws {
         try await withCacheFixture { fixture in
-            let loop = fixture.loop
-            let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
-            let address = SocketAddress.unix(path: fixture.folder + "/coordinator.sock")
-            let listener = try await loop.submit {
-                try Listener(address: address, on: loop) { stream in
-                    continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
-                }
-            }
             let store = try await fixture.openStore()
             let runtime = WorkerRuntime(
-                identity: WorkerIdentity(kind: "cache"), provider: fixture.provider(store: store), loop: loop,
+                identity: WorkerIdentity(kind: "cache"), provider: fixture.provider(store: store), loop: fixture.loop,
                 logger: fixture.logs.logger)
-            let serving = Task { try await runtime.run(coordinator: address) }
-            var connections = accepted.makeAsyncIterator()
-            let worker = try #require(await connections.next())
-            guard case .hello(let hello)? = try await worker.nextMessage() else {
-                Issue.record("expected a hello")
-                return
-            }
-            #expect(hello.kind == "cache")
-            try await worker.send(.welcome(Welcome()))
+            let coordinator = try await TestCoordinator.connect(runtime, fixture)
+            let worker = coordinator.worker
+            #expect(coordinator.hello.kind == "cache")
 
             try await worker.send(.store(StoreMessage(id: 1, key: "users/1", status: 200, body: Data("one".utf8), ttlMs: 60_000)))
             #expect(try await worker.nextMessage() == .result(ResultMessage(id: 1, data: ["stored": .bool(true)])))
@@ -59,9 +45,7 @@ import Testing
             }
             #expect(miss.id == 4)
 
-            await worker.close()
-            try await serving.value
-            await listener.closeAndWait()
+            try await coordinator.finish()
             await store.close()
         }
     }

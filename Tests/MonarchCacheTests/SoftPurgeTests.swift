@@ -103,26 +103,12 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func aSoftInvalidateOverTheWireIsAnsweredWithMarkedStaleAndTheEntryThenAnswersStale() async throws {
         try await withCacheFixture { fixture in
-            let loop = fixture.loop
-            let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
-            let address = SocketAddress.unix(path: fixture.folder + "/coordinator.sock")
-            let listener = try await loop.submit {
-                try Listener(address: address, on: loop) { stream in
-                    continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
-                }
-            }
             let store = try await fixture.openStore()
             let runtime = WorkerRuntime(
-                identity: WorkerIdentity(kind: "cache"), provider: fixture.provider(store: store), loop: loop,
+                identity: WorkerIdentity(kind: "cache"), provider: fixture.provider(store: store), loop: fixture.loop,
                 logger: fixture.logs.logger)
-            let serving = Task { try await runtime.run(coordinator: address) }
-            var connections = accepted.makeAsyncIterator()
-            let worker = try #require(await connections.next())
-            guard case .hello? = try await worker.nextMessage() else {
-                Issue.record("expected a hello")
-                return
-            }
-            try await worker.send(.welcome(Welcome()))
+            let coordinator = try await TestCoordinator.connect(runtime, fixture)
+            let worker = coordinator.worker
             try await worker.send(.store(StoreMessage(id: 1, key: "users/1", status: 200, body: Data("one".utf8), ttlMs: 60_000)))
             #expect(try await worker.nextMessage() == .result(ResultMessage(id: 1, data: ["stored": .bool(true)])))
             try await worker.send(.invalidate(InvalidateMessage(id: 2, target: .key("users/1"), soft: true)))
@@ -136,9 +122,7 @@ import Testing
             }
             #expect(response.stale == true)
             #expect(response.body == Data("one".utf8))
-            await worker.close()
-            try await serving.value
-            await listener.closeAndWait()
+            try await coordinator.finish()
             await store.close()
         }
     }

@@ -23,44 +23,6 @@ private struct SizedBodies: RequestProvider {
 /// answer keeps to the frame limit the welcome announced, and one that does not fit becomes a
 /// `responseTooLarge` failure instead of silence.
 @Suite struct WorkerAnswerLimitTests {
-    /// The coordinator's side of one worker connection.
-    private struct Coordinator {
-        let worker: AsyncFrameConnection
-        let serving: Task<Void, any Error>
-        let listener: Listener
-
-        /// Closes the connection, waits for the runtime to return, closes the listener.
-        func finish() async throws {
-            await worker.close()
-            try await serving.value
-            await listener.closeAndWait()
-        }
-    }
-
-    /// Starts `runtime` against a listener in the fixture's folder and answers its hello with
-    /// `welcome`.
-    private func connect(_ runtime: WorkerRuntime, _ fixture: CacheFixture, welcome: Welcome) async throws -> Coordinator {
-        let loop = fixture.loop
-        let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
-        let address = SocketAddress.unix(path: fixture.folder + "/coordinator.sock")
-        let listener = try await loop.submit {
-            try Listener(address: address, on: loop) { stream in
-                continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
-            }
-        }
-        let serving = Task { try await runtime.run(coordinator: address) }
-        var connections = accepted.makeAsyncIterator()
-        let worker = try #require(await connections.next())
-        guard case .hello? = try await worker.nextMessage() else { throw TestFailure("expected a hello") }
-        try await worker.send(.welcome(welcome))
-        return Coordinator(worker: worker, serving: serving, listener: listener)
-    }
-
-    private struct TestFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
-
     /// The limit a small welcome announces applies to what the worker sends: the answer that
     /// fits goes out, the one that does not is a `responseTooLarge` failure naming its size and
     /// the limit, counted; the limits reach the provider's hook before any request.
@@ -72,7 +34,7 @@ private struct SizedBodies: RequestProvider {
                 identity: WorkerIdentity(kind: "sized", name: "sized-1"), provider: SizedBodies(), loop: fixture.loop,
                 logger: fixture.logs.logger
             ) { limits in adopted.withLock { $0.append(limits) } }
-            let coordinator = try await connect(runtime, fixture, welcome: Welcome(maxFrameBytes: 4096))
+            let coordinator = try await TestCoordinator.connect(runtime, fixture, welcome: Welcome(maxFrameBytes: 4096))
             let worker = coordinator.worker
 
             try await worker.send(.request(RequestMessage(id: 1, path: "bytes/1000")))
@@ -126,7 +88,7 @@ private struct SizedBodies: RequestProvider {
             let runtime = WorkerRuntime(
                 identity: WorkerIdentity(kind: "sized"), provider: SizedBodies(), loop: fixture.loop,
                 logger: fixture.logs.logger)
-            let coordinator = try await connect(runtime, fixture, welcome: Welcome())
+            let coordinator = try await TestCoordinator.connect(runtime, fixture, welcome: Welcome())
             let worker = coordinator.worker
             #expect(runtime.limits == AnswerLimits.protocolDefault)
             try await worker.send(.request(RequestMessage(id: 7, path: "bytes/\(13 << 20)")))
@@ -158,7 +120,7 @@ private struct SizedBodies: RequestProvider {
             let runtime = WorkerRuntime(
                 identity: WorkerIdentity(kind: "sized"), provider: SizedBodies(), loop: fixture.loop,
                 logger: fixture.logs.logger)
-            let coordinator = try await connect(runtime, fixture, welcome: Welcome(maxFrameBytes: 64))
+            let coordinator = try await TestCoordinator.connect(runtime, fixture, welcome: Welcome(maxFrameBytes: 64))
             try await coordinator.worker.send(.request(RequestMessage(id: 1, path: "bytes/100")))
             try await waitUntil { runtime.counters.unsent == 1 }
             let errors = fixture.logs.messages(at: .error)
