@@ -233,8 +233,7 @@ struct HTTPFrontDoorTests {
             defer { _ = up.signal(SIGKILL) }
             try await FirstMinutesTests.waitFor("ready", from: up)
             let ready = up.standardOutput.text
-            let range = try #require(ready.range(of: "http on tcp:127.0.0.1:"))
-            let port = try #require(UInt16(ready[range.upperBound...].prefix { $0.isNumber }))
+            let port = try #require(HTTPFetch.port(inOutput: ready))
             let slow = try TCPConnection(port: port)
             slow.send("GET /slow.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             try await Task.sleep(for: .milliseconds(300))  // the request reaches the bundle, which takes 5 s

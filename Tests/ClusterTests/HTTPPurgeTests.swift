@@ -35,8 +35,7 @@ private func withPurgeCluster(
     do {
         try await TestCluster.with(purgeConfig(origin: origin, purgeFrom: purgeFrom)) { cluster in
             let ready = try await cluster.up.waitForOutput(containing: "http on tcp:127.0.0.1:")
-            let range = try #require(ready.range(of: "http on tcp:127.0.0.1:"))
-            let port = try #require(UInt16(ready[range.upperBound...].prefix { $0.isNumber }))
+            let port = try #require(HTTPFetch.port(inOutput: ready))
             let client = try await cluster.connect()
             do {
                 try await body(cluster, client, port)
