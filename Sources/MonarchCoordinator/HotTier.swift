@@ -123,19 +123,10 @@ struct HotTier {
     /// Entries evicted to make room since start.
     var evictions: Int { entries.evictions }
 
-    /// The answer held under `key` if it may answer at `nowMs` and `accepts` it (given the
-    /// answer and its age then), with its age; a stale one is dropped. Counted as a hit when
-    /// answered.
-    mutating func answer(
-        for key: String, nowMs: Int64, accepts: (PreparedResponse, UInt64) -> Bool = { _, _ in true }
-    ) -> (prepared: PreparedResponse, ageMs: UInt64)? {
-        guard let entry = entries.get(key) else { return nil }
-        guard entry.isUsable(at: nowMs) else {
-            entries.remove(key)
-            return nil
-        }
-        let ageMs = UInt64(entry.ageMs(at: nowMs))
-        guard accepts(entry.prepared, ageMs) else { return nil }
+    /// The answer held under `key` if it may answer at `nowMs`, with its age; a stale one is
+    /// dropped. Counted as a hit when answered.
+    mutating func answer(for key: String, nowMs: Int64) -> (prepared: PreparedResponse, ageMs: UInt64)? {
+        guard let (entry, ageMs) = usableEntry(for: key, nowMs: nowMs) else { return nil }
         hits += 1
         return (entry.prepared, ageMs)
     }
@@ -146,18 +137,24 @@ struct HotTier {
     mutating func relayedAnswer(
         for key: String, nowMs: Int64, defaultLifetime: Duration?
     ) -> (prepared: PreparedResponse, form: RelayedHotHit.Form, ageMs: UInt64)? {
-        guard let entry = entries.get(key) else { return nil }
-        guard entry.isUsable(at: nowMs) else {
-            entries.remove(key)
-            return nil
-        }
-        let ageMs = UInt64(entry.ageMs(at: nowMs))
+        guard let (entry, ageMs) = usableEntry(for: key, nowMs: nowMs) else { return nil }
         let form = entry.relayed.defaultLifetime == defaultLifetime
             ? entry.relayed
             : RelayedHotHit.Form(of: entry.prepared.message, ageMs: ageMs, nowMs: nowMs, defaultLifetime: defaultLifetime)
         guard form.isFresh(heldMs: ageMs) else { return nil }
         hits += 1
         return (entry.prepared, form, ageMs)
+    }
+
+    /// The entry held under `key` if it may answer at `nowMs`, with its age then; a stale one
+    /// is dropped.
+    private mutating func usableEntry(for key: String, nowMs: Int64) -> (Entry, UInt64)? {
+        guard let entry = entries.get(key) else { return nil }
+        guard entry.isUsable(at: nowMs) else {
+            entries.remove(key)
+            return nil
+        }
+        return (entry, UInt64(entry.ageMs(at: nowMs)))
     }
 
     /// A ticket for a read from a cache worker about to be sent: hand it back with the answer
