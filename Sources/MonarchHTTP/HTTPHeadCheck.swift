@@ -115,33 +115,35 @@ enum HTTPHeadCheck {
 
     /// Checks `METHOD SP TARGET SP HTTP/1.x`; returns the minor version.
     private static func checkRequestLine(_ line: ArraySlice<UInt8>) -> Result<Int, HTTPParseError> {
-        let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            if parts.count == 2 { return .failure(bad("HTTP/0.9 requests (no version) are not served")) }
-            return .failure(bad("the request line is not METHOD SP TARGET SP VERSION"))
+        // Exactly two single spaces split it in three: method, target, version.
+        let space = UInt8(ascii: " ")
+        let notThree = "the request line is not METHOD SP TARGET SP VERSION"
+        guard let firstSpace = line.firstIndex(of: space) else { return .failure(bad(notThree)) }
+        guard let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space) else {
+            return .failure(bad("HTTP/0.9 requests (no version) are not served"))
         }
-        guard !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte) else { return .failure(bad("the method is not a token")) }
-        if String(decoding: parts[0], as: UTF8.self) == "CONNECT" {
+        let versionBytes = line[(secondSpace + 1)...]
+        guard !versionBytes.contains(space) else { return .failure(bad(notThree)) }
+        let method = line[..<firstSpace]
+        guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(bad("the method is not a token")) }
+        if method.elementsEqual("CONNECT".utf8) {
             return .failure(HTTPParseError(status: 501, "CONNECT is not served (no tunnels)"))
         }
-        let target = parts[1]
+        let target = line[(firstSpace + 1)..<secondSpace]
         guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(bad("the target is empty or holds a space or control character"))
         }
         if let encoded = encodedLineBreakOrNUL(in: target) {
             return .failure(bad("the target holds \(encoded) (an encoded NUL, LF or CR)"))
         }
-        let version = String(decoding: parts[2], as: UTF8.self)
-        switch version {
-        case "HTTP/1.1": return .success(1)
-        case "HTTP/1.0": return .success(0)
-        default:
-            let digits = version.utf8.dropFirst(5)
-            if version.hasPrefix("HTTP/"), digits.count == 3, digits.allSatisfy({ (48...57).contains($0) || $0 == 46 }) {
-                return .failure(HTTPParseError(status: 505, "\(version) is not served (HTTP/1.0 and HTTP/1.1 are)"))
-            }
-            return .failure(bad("the version \(version.debugDescription) is not HTTP/1.x"))
+        if versionBytes.elementsEqual("HTTP/1.1".utf8) { return .success(1) }
+        if versionBytes.elementsEqual("HTTP/1.0".utf8) { return .success(0) }
+        let version = String(decoding: versionBytes, as: UTF8.self)
+        let digits = version.utf8.dropFirst(5)
+        if version.hasPrefix("HTTP/"), digits.count == 3, digits.allSatisfy({ (48...57).contains($0) || $0 == 46 }) {
+            return .failure(HTTPParseError(status: 505, "\(version) is not served (HTTP/1.0 and HTTP/1.1 are)"))
         }
+        return .failure(bad("the version \(version.debugDescription) is not HTTP/1.x"))
     }
 
     /// `%00`, `%0A` or `%0D` (in either case) when `target` holds one, as it is spelled there; nil otherwise.

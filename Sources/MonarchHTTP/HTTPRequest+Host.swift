@@ -14,27 +14,39 @@ extension HTTPRequest {
     /// the port is not digits, or a bracket is not closed, or colons stand outside brackets
     /// (an IPv6 address must be in brackets).
     public static func normalizedHost(_ authority: Substring) -> String? {
-        var rest = authority
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        let name: Substring
-        let port: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            name = rest[...close]
-            port = rest[rest.index(after: close)...]
-        } else if let colon = rest.firstIndex(of: ":") {
-            name = rest[..<colon]
+        let bytes = authority.utf8
+        var start = bytes.startIndex
+        if let at = bytes.lastIndex(of: UInt8(ascii: "@")) { start = bytes.index(after: at) }
+        let rest = bytes[start...]
+        var nameEnd: Substring.UTF8View.Index
+        let port: Substring.UTF8View.SubSequence
+        if rest.first == UInt8(ascii: "[") {
+            guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            nameEnd = rest.index(after: close)
+            port = rest[nameEnd...]
+        } else if let colon = rest.firstIndex(of: UInt8(ascii: ":")) {
+            nameEnd = colon
             port = rest[colon...]
         } else {
-            name = rest
-            port = ""
+            nameEnd = rest.endIndex
+            port = rest[rest.endIndex...]
         }
-        guard port.isEmpty || (port.first == ":" && port.utf8.dropFirst().allSatisfy { (48...57).contains($0) }) else {
+        guard port.isEmpty || (port.first == UInt8(ascii: ":") && port.dropFirst().allSatisfy { (48...57).contains($0) }) else {
             return nil
         }
-        let bare = name.hasSuffix(".") ? name.dropLast() : name
-        guard !bare.isEmpty else { return nil }
-        return bare.lowercased()
+        if nameEnd > start && bytes[bytes.index(before: nameEnd)] == UInt8(ascii: ".") { nameEnd = bytes.index(before: nameEnd) }
+        let name = bytes[start..<nameEnd]
+        guard !name.isEmpty else { return nil }
+        // A name of ASCII bytes (every host name routes can name) is lowercased byte by byte.
+        guard name.allSatisfy({ $0 < 0x80 }) else { return String(authority[start..<nameEnd]).lowercased() }
+        return String(unsafeUninitializedCapacity: name.count) { out in
+            var written = 0
+            for byte in name {
+                out[written] = (65...90).contains(byte) ? byte | 0x20 : byte
+                written += 1
+            }
+            return written
+        }
     }
 
     /// The authority of `target` when it is in absolute form (`http://…` or `https://…`, any

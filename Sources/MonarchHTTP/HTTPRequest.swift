@@ -11,6 +11,20 @@ public struct HTTPHeader: Sendable, Equatable {
         self.name = name
         self.value = value
     }
+
+    /// Whether the header is called `other`, compared as HTTP compares names (ASCII letters in
+    /// any case).
+    public func isNamed(_ other: String) -> Bool {
+        var mine = name.utf8.makeIterator()
+        for byte in other.utf8 {
+            guard let own = mine.next(), Self.folded(own) == Self.folded(byte) else { return false }
+        }
+        return mine.next() == nil
+    }
+
+    private static func folded(_ byte: UInt8) -> UInt8 {
+        (65...90).contains(byte) ? byte | 0x20 : byte
+    }
 }
 
 /// An HTTP/1.x request as it arrived, whole: its head and its body (de-chunked).
@@ -48,13 +62,12 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The values of the headers called `name` (any case), in order.
     public func values(of name: String) -> [String] {
-        let lowered = name.lowercased()
-        return headers.filter { $0.name.lowercased() == lowered }.map(\.value)
+        headers.filter { $0.isNamed(name) }.map(\.value)
     }
 
     /// The first value of the header `name` (any case).
     public func value(of name: String) -> String? {
-        values(of: name).first
+        headers.first { $0.isNamed(name) }?.value
     }
 }
 

@@ -229,7 +229,7 @@ public final class HTTPRequestParser {
         let headers = gathered.fields.map { field in
             HTTPHeader(
                 name: String(decoding: field.name, as: UTF8.self),
-                value: String(decoding: field.value, as: UTF8.self).trimmingSpacesAndTabs())
+                value: String(decoding: field.value.trimmingSpacesAndTabs(), as: UTF8.self))
         }
         return Head(
             method: method, target: String(decoding: gathered.target, as: UTF8.self), minorVersion: Int(parser.http_minor),
@@ -293,11 +293,11 @@ public final class HTTPRequestParser {
     }
 }
 
-extension String {
-    fileprivate func trimmingSpacesAndTabs() -> String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
-        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
-        return String(scalars)
+extension [UInt8] {
+    /// The bytes without the spaces and tabs at either end.
+    fileprivate func trimmingSpacesAndTabs() -> ArraySlice<UInt8> {
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return [] }
+        return self[first...last]
     }
 }
