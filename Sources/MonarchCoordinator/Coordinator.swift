@@ -370,15 +370,16 @@ public final class Coordinator: Sendable {
         } catch {
             return refuse(error)
         }
-        let finish = answering(message.id, arrived: arrived, domain: plan.domain, providers: plan.providers, done: done)
         // The time it waited for its turn on the client's connection counts.
         let waited = ContinuousClock.now - arrived
         guard waited < plan.deadline else {
-            finish(.failure(ChainError(
-                .deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)")), nil)
+            answering(message.id, arrived: arrived, domain: plan.domain, providers: plan.providers, done: done)(
+                .failure(ChainError(
+                    .deadlineExceeded, "no answer within \(plan.deadline.wholeMilliseconds) ms (it waited its turn)")), nil)
             return nil
         }
         if answerFromHotTier(plan, id: message.id, arrived: arrived, done: done) { return nil }
+        let finish = answering(message.id, arrived: arrived, domain: plan.domain, providers: plan.providers, done: done)
         plan.deadline -= waited
         plan.request.deadline = plan.request.deadline.map { $0 - waited }
         return flights.begin(

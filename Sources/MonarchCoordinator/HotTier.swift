@@ -31,8 +31,8 @@ import MonarchWire
 /// under way is refused, as after a change to everything), forgotten whenever no read is under
 /// way. A value type: the coordinator keeps it on its loop.
 struct HotTier {
-    /// One answer held.
-    struct Entry {
+    /// One answer held (a class: a hit takes it without copying its parts).
+    final class Entry: Sendable {
         /// The `response` message, ready to frame for any request id and age.
         let prepared: PreparedResponse
         /// When the cache worker stored it (wall clock, ms since the epoch), as far as the
@@ -49,6 +49,19 @@ struct HotTier {
         /// After when it is not answered however fresh (a shared store's entries, which other
         /// coordinators change: see ``sharedStoreHoldMs``); nil for no such limit.
         let heldUntilMs: Int64?
+
+        /// An entry of these parts.
+        init(
+            prepared: PreparedResponse, storedAtMs: Int64, ttlMs: Int64?, tags: [String], relayed: RelayedHotHit.Form,
+            heldUntilMs: Int64?
+        ) {
+            self.prepared = prepared
+            self.storedAtMs = storedAtMs
+            self.ttlMs = ttlMs
+            self.tags = tags
+            self.relayed = relayed
+            self.heldUntilMs = heldUntilMs
+        }
 
         /// Its age at `nowMs`, as the cache worker counts it (never negative).
         func ageMs(at nowMs: Int64) -> Int64 { max(0, nowMs &- storedAtMs) }
@@ -198,6 +211,7 @@ struct HotTier {
         // headers as given and as encoded.
         let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + entry.relayed.head.count
+            + (entry.relayed.cacheStatusLineStart?.count ?? 0)
             + response.content.count + response.content.base64Count
         guard entries.put(key, entry, cost: cost) else { return false }
         kept += 1

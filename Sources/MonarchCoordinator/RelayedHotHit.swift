@@ -14,8 +14,9 @@ enum RelayedHotHit {
     }
 
     /// What a relayed hit needs of a held answer, worked out once when the hot tier keeps it:
-    /// its freshness by HTTP's rules, and its HTTP head but for what changes at each hit.
-    struct Form: Sendable {
+    /// its freshness by HTTP's rules, and its HTTP head but for what changes at each hit (a
+    /// class: each hit shares it).
+    final class Form: Sendable {
         /// The route TTL (the lifetime of an answer that gives none) the form was worked out
         /// with: a request of a route with another one works its freshness out anew.
         let defaultLifetime: Duration?
@@ -32,6 +33,10 @@ enum RelayedHotHit {
         let needsDate: Bool
         /// The `Cache-Status` the answer arrived with, which the hit's own follows.
         let cacheStatus: String?
+        /// The start of the hit's `Cache-Status` line, up to Monarch's own entry: the name, and
+        /// the answer's own value and `, ` when it has one; nil when that value could split the
+        /// response (the line is then left out, as ``HTTPResponseHead`` leaves out any such line).
+        let cacheStatusLineStart: [UInt8]?
 
         /// The form of `message`, kept at `nowMs` (wall clock) when it was `ageMs` old,
         /// for a route whose TTL is `defaultLifetime`.
@@ -49,7 +54,15 @@ enum RelayedHotHit {
             let lines = HTTPExchange.headLines(of: headers.filter { name, _ in name != "age" && name != "cache-status" })
             head = lines.headers.reduce(into: HTTPResponseHead.statusLine(message.status)) { HTTPResponseHead.append($1, to: &$0) }
             needsDate = !lines.hasDate
-            cacheStatus = headers["cache-status"]
+            let cacheStatus = headers["cache-status"]
+            self.cacheStatus = cacheStatus
+            if let cacheStatus {
+                var line: [UInt8] = []
+                HTTPResponseHead.append(HTTPHeader(name: "Cache-Status", value: cacheStatus + ", "), to: &line)
+                cacheStatusLineStart = line.isEmpty ? nil : Array(line.dropLast(2))
+            } else {
+                cacheStatusLineStart = Array("Cache-Status: ".utf8)
+            }
         }
 
         /// How old the answer is, in seconds, once held `ageMs`.
@@ -98,17 +111,38 @@ enum RelayedHotHit {
         /// was kept; `Connection: close` when `closing`.
         func httpResponse(closing: Bool) -> [UInt8] {
             let body = prepared.message.content?.bytes ?? Data()
-            var out = form.head
-            out.reserveCapacity(out.count + 160 + body.count)
-            func line(_ name: String, _ value: String) { HTTPResponseHead.append(HTTPHeader(name: name, value: value), to: &out) }
-            line("Age", String(form.age(heldMs: ageMs)))
-            line("Cache-Status", cacheStatus)
-            if form.needsDate { line("Date", HTTPDate.now()) }
-            line("Content-Length", String(body.count))
-            if closing { line("Connection", "close") }
+            var out: [UInt8] = []
+            out.reserveCapacity(form.head.count + 160 + body.count)
+            out.append(contentsOf: form.head)
+            // The lines added here hold only what this code writes (digits, Monarch's own
+            // status, the date), so none needs the check an upstream's line gets.
+            let age = form.age(heldMs: ageMs)
+            out.append(contentsOf: "Age: ".utf8)
+            Self.appendNumber(age, to: &out)
+            if let start = form.cacheStatusLineStart {
+                out.append(contentsOf: start)
+                out.append(contentsOf: "monarch; hit; ttl=".utf8)
+                Self.appendNumber((form.lifetime ?? 0) - age, to: &out)
+            }
+            if form.needsDate {
+                out.append(contentsOf: "Date: ".utf8)
+                out.append(contentsOf: HTTPDate.now().utf8)
+                out.append(contentsOf: "\r\n".utf8)
+            }
+            out.append(contentsOf: "Content-Length: ".utf8)
+            Self.appendNumber(Int64(body.count), to: &out)
+            if closing { out.append(contentsOf: "Connection: close\r\n".utf8) }
             out.append(contentsOf: "\r\n".utf8)
             body.withUnsafeBytes { out.append(contentsOf: $0) }
             return out
+        }
+
+        /// Appends `value` in decimal and the line's CRLF.
+        private static func appendNumber(_ value: Int64, to out: inout [UInt8]) {
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            let magnitude = value.magnitude
+            MessageCodec.appendDecimal(magnitude, digits: MessageCodec.decimalDigits(of: magnitude), to: &out)
+            out.append(contentsOf: "\r\n".utf8)
         }
     }
 }

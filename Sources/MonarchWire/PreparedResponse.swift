@@ -129,7 +129,7 @@ extension MessageCodec {
     }
 
     /// How many decimal digits `value` is written with.
-    static func decimalDigits(of value: UInt64) -> Int {
+    package static func decimalDigits(of value: UInt64) -> Int {
         var digits = 1
         var rest = value
         while rest >= 10 {
@@ -140,7 +140,7 @@ extension MessageCodec {
     }
 
     /// Appends `value` in decimal, `digits` long (``decimalDigits(of:)``), to `output`.
-    static func appendDecimal(_ value: UInt64, digits: Int, to output: inout [UInt8]) {
+    package static func appendDecimal(_ value: UInt64, digits: Int, to output: inout [UInt8]) {
         let end = output.count + digits
         output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
         var rest = value

@@ -33,7 +33,7 @@ enum HTTPExchange {
     /// (names lowercased, repeated ones joined with `, `).
     static func message(for request: HTTPRequest, id: MessageID) -> RequestMessage {
         var named: Set<String> = []
-        for header in request.headers where header.name.lowercased() == "connection" {
+        for header in request.headers where header.isNamed("connection") {
             for option in header.value.split(separator: ",") { named.insert(String(option).trimmingHTTPSpaces.lowercased()) }
         }
         var headers: [String: String] = [:]
@@ -55,7 +55,7 @@ enum HTTPExchange {
     static func invalidatedPaths(by request: HTTPRequest, status: Int, responseHeaders: [String: String]) -> [String] {
         guard HTTPCacheRules.invalidates(method: request.method, status: status) else { return [] }
         var paths = [request.target]
-        let host = request.headers.first { $0.name.lowercased() == "host" }?.value.lowercased()
+        let host = request.value(of: "host")?.lowercased()
         for name in ["location", "content-location"] {
             guard let value = HTTPCacheRules.value(name, in: responseHeaders), let path = localPath(of: value, host: host),
                 !paths.contains(path)

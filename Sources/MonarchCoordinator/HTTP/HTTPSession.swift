@@ -75,8 +75,9 @@ actor HTTPSession {
     /// Starts reading, and the timer that enforces the time limits.
     func start() {
         connection.onRead = { [unowned self] bytes in
-            let copy = Array(bytes)
-            assumeIsolated { $0.received(copy) }
+            // Read at once, on the loop, before the callback returns: nothing keeps the pointer.
+            nonisolated(unsafe) let bytes = bytes
+            assumeIsolated { $0.received(bytes) }
         }
         connection.onEnd = { [unowned self] _ in assumeIsolated { $0.end() } }
         connection.onWritabilityChanged = { [unowned self] writable in
@@ -99,7 +100,7 @@ actor HTTPSession {
         end()
     }
 
-    private func received(_ bytes: [UInt8]) {
+    private func received(_ bytes: UnsafeRawBufferPointer) {
         let now = ContinuousClock.now
         if requestStartedAt == nil { requestStartedAt = now }
         lastActivity = now
