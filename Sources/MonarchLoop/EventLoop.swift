@@ -29,6 +29,9 @@ public final class EventLoop: @unchecked Sendable {
     private let flushPrepare: UnsafeMutablePointer<uv_prepare_t>
     /// Streams with buffered writes to flush before the loop next waits. Loop thread only.
     private var streamsToFlush: [StreamConnection] = []
+    /// The streams being flushed now (swapped with ``streamsToFlush``, so neither array is
+    /// reallocated at each pass).
+    private var streamsFlushing: [StreamConnection] = []
     /// Work queued on the loop thread itself, run before the loop next waits, with no lock
     /// and no wake-up. Loop thread only.
     private var localWork: [QueuedWork] = []
@@ -203,9 +206,9 @@ public final class EventLoop: @unchecked Sendable {
             workRunning.removeAll(keepingCapacity: true)
         }
         while !streamsToFlush.isEmpty {
-            let streams = streamsToFlush
-            streamsToFlush.removeAll(keepingCapacity: true)
-            for stream in streams { stream.flush() }
+            swap(&streamsToFlush, &streamsFlushing)
+            for stream in streamsFlushing { stream.flush() }
+            streamsFlushing.removeAll(keepingCapacity: true)
         }
         if !localWork.isEmpty && !closingHandles {
             passesWakingItself += 1
