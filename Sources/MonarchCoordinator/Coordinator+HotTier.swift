@@ -42,7 +42,8 @@ extension Coordinator {
             guard request.policy != .noCache, RelayedHotHit.mayAnswer(request),
                 let hit = hotTier.value.relayedAnswer(for: key, nowMs: WallClock.system.nowMs, defaultLifetime: request.route.ttl)
             else { return false }
-            answer = .relayedHit(RelayedHotHit.Hit(prepared: hit.prepared, form: hit.form, ageMs: hit.ageMs, id: id))
+            answer = .relayedHit(RelayedHotHit.Hit(
+                prepared: hit.prepared, form: hit.form, ageMs: hit.ageMs, id: id, sharedBody: hit.sharedBody))
             answered = hit.prepared.message
         } else {
             guard request.policy != .noCache, request.policy != .networkFirst,

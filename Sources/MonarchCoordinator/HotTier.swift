@@ -1,5 +1,6 @@
 import Monarch
 import MonarchConfig
+import MonarchLoop
 import MonarchWire
 
 /// The coordinator's hot tier: a bounded in-memory cache of the cache workers' answers, so
@@ -49,11 +50,14 @@ struct HotTier {
         /// After when it is not answered however fresh (a shared store's entries, which other
         /// coordinators change: see ``sharedStoreHoldMs``); nil for no such limit.
         let heldUntilMs: Int64?
+        /// Its body as a relayed hit sends it, uncopied, when it is at least
+        /// ``sharedBodyMinimum`` bytes; nil for a smaller one (copied with the head instead).
+        let sharedBody: SharedBytes?
 
         /// An entry of these parts.
         init(
             prepared: PreparedResponse, storedAtMs: Int64, ttlMs: Int64?, tags: [String], relayed: RelayedHotHit.Form,
-            heldUntilMs: Int64?
+            heldUntilMs: Int64?, sharedBody: SharedBytes? = nil
         ) {
             self.prepared = prepared
             self.storedAtMs = storedAtMs
@@ -61,6 +65,7 @@ struct HotTier {
             self.tags = tags
             self.relayed = relayed
             self.heldUntilMs = heldUntilMs
+            self.sharedBody = sharedBody
         }
 
         /// Its age at `nowMs`, as the cache worker counts it (never negative).
@@ -79,6 +84,10 @@ struct HotTier {
     /// The bytes counted for every entry beyond its key, headers and body: the LRU slot and
     /// dictionary entry, the prepared response and its templates' arrays.
     static let entryOverhead = 640
+
+    /// The smallest body a relayed hit sends without copying it (``Entry/sharedBody``): below
+    /// it, copying the body beside the head costs less than a second buffer.
+    static let sharedBodyMinimum = 16 << 10
 
     /// The bytes the entries may cost together; 0 holds nothing.
     var budgetBytes: Int { entries.budgetBytes }
@@ -149,14 +158,14 @@ struct HotTier {
     /// with its form and its age; a stale one is dropped. Counted as a hit when answered.
     mutating func relayedAnswer(
         for key: String, nowMs: Int64, defaultLifetime: Duration?
-    ) -> (prepared: PreparedResponse, form: RelayedHotHit.Form, ageMs: UInt64)? {
+    ) -> (prepared: PreparedResponse, form: RelayedHotHit.Form, ageMs: UInt64, sharedBody: SharedBytes?)? {
         guard let (entry, ageMs) = usableEntry(for: key, nowMs: nowMs) else { return nil }
         let form = entry.relayed.defaultLifetime == defaultLifetime
             ? entry.relayed
             : RelayedHotHit.Form(of: entry.prepared.message, ageMs: ageMs, nowMs: nowMs, defaultLifetime: defaultLifetime)
         guard form.isFresh(heldMs: ageMs) else { return nil }
         hits += 1
-        return (entry.prepared, form, ageMs)
+        return (entry.prepared, form, ageMs, entry.sharedBody)
     }
 
     /// The entry held under `key` if it may answer at `nowMs`, with its age then; a stale one
@@ -205,13 +214,15 @@ struct HotTier {
             tags: EntryTags.tags(of: response, within: Self.everyTag),
             relayed: RelayedHotHit.Form(
                 of: message, ageMs: UInt64(max(0, ageMs)), nowMs: askedAtMs, defaultLifetime: request.route.ttl),
-            heldUntilMs: sharedStoreHoldMs.map { askedAtMs &+ $0 })
+            heldUntilMs: sharedStoreHoldMs.map { askedAtMs &+ $0 },
+            sharedBody: response.content.count >= Self.sharedBodyMinimum
+                ? message.content.map { content in content.bytes.withUnsafeBytes { SharedBytes(copying: $0) } } : nil)
         guard entry.isUsable(at: askedAtMs) else { return false }
         // The body counted as bytes and as base64 (the raw and the JSON frames' forms), the
         // headers as given and as encoded.
         let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + entry.relayed.head.count
-            + (entry.relayed.cacheStatusLineStart?.count ?? 0)
+            + (entry.relayed.cacheStatusLineStart?.count ?? 0) + (entry.sharedBody?.count ?? 0)
             + response.content.count + response.content.base64Count
         guard entries.put(key, entry, cost: cost) else { return false }
         kept += 1

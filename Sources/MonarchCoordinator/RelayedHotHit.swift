@@ -1,6 +1,7 @@
 import Foundation
 import Monarch
 import MonarchHTTP
+import MonarchLoop
 import MonarchWire
 
 /// What HTTP's caching rules (``HTTPCacheRules``) ask of a hot-tier entry that answers a
@@ -85,6 +86,9 @@ enum RelayedHotHit {
         let ageMs: UInt64
         /// The request answered.
         let id: MessageID
+        /// The body as the hot tier holds it for sending uncopied (``HotTier/Entry/sharedBody``);
+        /// nil to copy it from ``prepared``.
+        var sharedBody: SharedBytes? = nil
 
         /// The `Cache-Status` of the hit: the one the answer arrived with, then Monarch's.
         private var cacheStatus: String {
@@ -108,9 +112,11 @@ enum RelayedHotHit {
         /// The whole HTTP response to a `GET` with no conditions and no range, for an answer
         /// with a body (not 1xx, 204 or 304: ``HTTPExchange`` answers those from ``message``):
         /// what ``HTTPExchange`` would write for ``message``, from the head worked out when it
-        /// was kept; `Connection: close` when `closing`.
-        func httpResponse(closing: Bool) -> [UInt8] {
-            let body = prepared.message.content?.bytes ?? Data()
+        /// was kept; `Connection: close` when `closing`. A body the hot tier holds for sending
+        /// uncopied follows the head as it is held.
+        func httpResponse(closing: Bool) -> HTTPOutput {
+            let body = sharedBody == nil ? prepared.message.content?.bytes ?? Data() : Data()
+            let bodyCount = sharedBody?.count ?? body.count
             var out: [UInt8] = []
             out.reserveCapacity(form.head.count + 160 + body.count)
             out.append(contentsOf: form.head)
@@ -130,11 +136,12 @@ enum RelayedHotHit {
                 out.append(contentsOf: "\r\n".utf8)
             }
             out.append(contentsOf: "Content-Length: ".utf8)
-            Self.appendNumber(Int64(body.count), to: &out)
+            Self.appendNumber(Int64(bodyCount), to: &out)
             if closing { out.append(contentsOf: "Connection: close\r\n".utf8) }
             out.append(contentsOf: "\r\n".utf8)
+            if let sharedBody { return HTTPOutput(head: out, body: sharedBody) }
             body.withUnsafeBytes { out.append(contentsOf: $0) }
-            return out
+            return HTTPOutput(out)
         }
 
         /// Appends `value` in decimal and the line's CRLF.

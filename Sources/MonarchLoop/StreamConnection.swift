@@ -185,34 +185,60 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         }
     }
 
+    /// Writes `bytes`, then `body`, after everything written before, without copying `body`:
+    /// the kernel takes them in one call where it can, and what it does not take of `body`
+    /// waits in a queued write holding `body` (see ``write(_:)-(UnsafeRawBufferPointer)``).
+    /// Hands over what was gathered in this pass at once, with them.
+    public func write(_ bytes: [UInt8], then body: SharedBytes) {
+        write(bytes)
+        guard !isClosing, !writeFailed, body.count > 0 else { return }
+        queuedWriteBytes += body.count
+        flush(then: body)
+    }
+
     /// The storage the stream's write buffers hold, in bytes (for tests of what an idle
     /// connection keeps).
     package var writeBufferCapacity: Int { gathered.capacity + flushing.capacity }
 
     /// Hands the gathered bytes to the kernel: directly when nothing is queued before them,
     /// and whatever it does not take (or all, behind earlier writes) as a queued write.
-    func flush() {
+    ///
+    /// With `body` (``write(_:then:)``), hands it over after them, uncopied; it was counted in
+    /// ``queuedWriteBytes`` already.
+    func flush(then body: SharedBytes? = nil) {
         flushScheduled = false
-        guard !gathered.isEmpty else { return }
+        guard !gathered.isEmpty || body != nil else { return }
         swap(&gathered, &flushing)
-        queuedWriteBytes -= flushing.count
+        queuedWriteBytes -= flushing.count + (body?.count ?? 0)
         var failure: UVError?
         if !isClosing && !writeFailed {
             failure = flushing.withUnsafeBytes { bytes -> UVError? in
+                let tail = body?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
                 var offset = 0
+                var tailOffset = 0
                 if pendingWrites == 0 {
-                    var buffer = uv_buf_init(
-                        UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CChar.self)),
-                        UInt32(bytes.count))
-                    let written = uv_try_write(stream, &buffer, 1)
-                    if written == Int32(bytes.count) { return nil }
+                    let written = withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: 2) { buffers in
+                        buffers[0] = uv_buf_init(
+                            UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
+                            UInt32(bytes.count))
+                        buffers[1] = uv_buf_init(
+                            UnsafeMutablePointer(mutating: tail.baseAddress?.assumingMemoryBound(to: CChar.self)),
+                            UInt32(tail.count))
+                        return uv_try_write(stream, buffers.baseAddress!, body == nil ? 1 : 2)
+                    }
+                    if written == Int32(bytes.count + tail.count) { return nil }
                     if written > 0 {
-                        offset = Int(written)
+                        offset = min(Int(written), bytes.count)
+                        tailOffset = Int(written) - offset
                     } else if written != UVCode.eagain {
                         return UVError(code: written, operation: "write")
                     }
                 }
-                return queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                if offset < bytes.count, let failure = queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...])) {
+                    return failure
+                }
+                guard let body, tailOffset < body.count else { return nil }
+                return queueWrite(body, from: tailOffset)
             }
         }
         // Emptied before any callback runs: writes made from callbacks go to `gathered`.
@@ -242,6 +268,28 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         }
         pendingWrites += 1
         queuedWriteBytes += bytes.count
+        return nil
+    }
+
+    /// Hands `body` from `offset` on to libuv, held (not copied) until it is written.
+    private func queueWrite(_ body: SharedBytes, from offset: Int) -> UVError? {
+        let request = WriteRequest.make(holding: body, count: body.count - offset)
+        var buffer = uv_buf_init(
+            UnsafeMutablePointer(mutating: (body.bytes.baseAddress! + offset).assumingMemoryBound(to: CChar.self)),
+            UInt32(body.count - offset))
+        let result = uv_write(request, stream, &buffer, 1) { request, status in
+            guard let request else { return }
+            let count = WriteRequest.byteCount(of: request)
+            let stream = UnsafeMutableRawPointer(request.pointee.handle)
+            WriteRequest.free(request)
+            LoopHandle.owner(of: stream, as: StreamConnection.self)?.didWrite(count, status: status)
+        }
+        if result < 0 {
+            WriteRequest.free(request)
+            return UVError(code: result, operation: "write")
+        }
+        pendingWrites += 1
+        queuedWriteBytes += body.count - offset
         return nil
     }
 
@@ -315,13 +363,25 @@ struct WriteRequest {
         return WriteRequest(pointer: memory.bindMemory(to: uv_write_t.self, capacity: 1), bytes: bytes)
     }
 
+    /// Allocates a request writing `count` bytes of `body`, which it holds until freed.
+    static func make(holding body: SharedBytes, count: Int) -> UnsafeMutablePointer<uv_write_t> {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: headerSize, alignment: 16)
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_write_t>.size)
+        memory.storeBytes(of: count, toByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
+        let request = memory.bindMemory(to: uv_write_t.self, capacity: 1)
+        request.pointee.data = Unmanaged.passRetained(body).toOpaque()
+        return request
+    }
+
     /// How many bytes the request writes.
     static func byteCount(of request: UnsafeMutablePointer<uv_write_t>) -> Int {
         UnsafeMutableRawPointer(request).load(fromByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
     }
 
-    /// Frees a request made by ``make(copying:)``.
+    /// Frees a request made by ``make(copying:)`` or ``make(holding:count:)`` (letting go of
+    /// the body it holds).
     static func free(_ request: UnsafeMutablePointer<uv_write_t>) {
+        if let held = request.pointee.data { Unmanaged<SharedBytes>.fromOpaque(held).release() }
         UnsafeMutableRawPointer(request).deallocate()
     }
 }

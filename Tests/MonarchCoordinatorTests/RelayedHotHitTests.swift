@@ -54,7 +54,7 @@ struct RelayedHotHitTests {
         let hit = RelayedHotHit.Hit(prepared: found.prepared, form: found.form, ageMs: found.ageMs, id: 7)
         let get = HTTPRequest(method: "GET", target: "/a", headers: [HTTPHeader(name: "Host", value: "x")])
         for closing in [false, true] {
-            let fast = Self.parts(hit.httpResponse(closing: closing))
+            let fast = Self.parts(hit.httpResponse(closing: closing).joined)
             let slow = Self.parts(HTTPExchange.response(to: .message(.response(hit.message)), for: get, closing: closing))
             #expect(fast.status == "HTTP/1.1 200 OK")
             #expect(fast.status == slow.status)
@@ -83,7 +83,7 @@ struct RelayedHotHitTests {
         let answer = tier.relayedAnswer(for: "GET docs a", nowMs: Self.now, defaultLifetime: .seconds(60))
         let found = try #require(answer)
         let hit = RelayedHotHit.Hit(prepared: found.prepared, form: found.form, ageMs: found.ageMs, id: 1)
-        let dates = Self.parts(hit.httpResponse(closing: false)).headers.filter { $0.hasPrefix("Date: ") }
+        let dates = Self.parts(hit.httpResponse(closing: false).joined).headers.filter { $0.hasPrefix("Date: ") }
         #expect(dates.count == 1)
     }
 
@@ -106,5 +106,38 @@ struct RelayedHotHitTests {
         #expect(pastTTL == nil)
         #expect(otherRoute != nil)
         #expect(routeTTL.hits == 2)
+    }
+}
+
+extension RelayedHotHitTests {
+    @Test("A large body is held once for sending uncopied; the response is the same bytes as the front door's from the message")
+    func largeBodySentUncopied() throws {
+        let body = String(repeating: "0123456789abcdef", count: HotTier.sharedBodyMinimum / 16)
+        var tier = HotTier(budgetBytes: 4 << 20, entryLimitBytes: 1 << 20)
+        let ticket = tier.beginRead()
+        let response = Response(
+            status: 200, headers: ["cache-control": "max-age=100", "date": "Fri, 27 Nov 2026 12:00:00 GMT"],
+            body: Data(body.utf8), source: "cache", age: .zero, ttl: .seconds(3600))
+        let kept = tier.keep(response, for: Self.relayed(), ticket: ticket, askedAtMs: Self.now)
+        #expect(kept)
+        let answer = tier.relayedAnswer(for: "GET docs a", nowMs: Self.now, defaultLifetime: .seconds(60))
+        let found = try #require(answer)
+        let shared = try #require(found.sharedBody, "a body of \(body.utf8.count) bytes is held for sending uncopied")
+        #expect(shared.count == body.utf8.count)
+        let hit = RelayedHotHit.Hit(prepared: found.prepared, form: found.form, ageMs: found.ageMs, id: 3, sharedBody: shared)
+        let get = HTTPRequest(method: "GET", target: "/a", headers: [HTTPHeader(name: "Host", value: "x")])
+        let output = HTTPExchange.output(to: .relayedHit(hit), for: get, closing: false)
+        #expect(output.sharedBody === shared, "the body follows the head as the hot tier holds it")
+        #expect(String(decoding: output.bytes, as: UTF8.self).hasSuffix("\r\n\r\n"), "the bytes before it are the head alone")
+        let fast = Self.parts(output.joined)
+        let slow = Self.parts(HTTPExchange.response(to: .message(.response(hit.message)), for: get, closing: false))
+        #expect(fast.status == slow.status)
+        #expect(fast.headers == slow.headers)
+        #expect(fast.body == body)
+        // A small body is copied with the head instead.
+        var small = Self.tier(headers: ["cache-control": "max-age=100"])
+        let smallAnswer = small.relayedAnswer(for: "GET docs a", nowMs: Self.now, defaultLifetime: .seconds(60))
+        let smallFound = try #require(smallAnswer)
+        #expect(smallFound.sharedBody == nil)
     }
 }

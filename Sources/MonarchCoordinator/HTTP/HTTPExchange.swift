@@ -80,23 +80,29 @@ enum HTTPExchange {
     /// The HTTP response to `answer` for `request`: `304 Not Modified` when the request's
     /// conditions are met, no body for a `HEAD`, `Connection: close` when `closing`.
     static func response(to answer: ClientAnswer, for request: HTTPRequest, closing: Bool) -> [UInt8] {
+        output(to: answer, for: request, closing: closing).joined
+    }
+
+    /// The HTTP response to `answer` for `request` (``response(to:for:closing:)``) as the front
+    /// door writes it: a large hot-tier body follows the head uncopied.
+    static func output(to answer: ClientAnswer, for request: HTTPRequest, closing: Bool) -> HTTPOutput {
         switch answer {
         case .prepared(let prepared, _, let ageMs):
             var message = prepared.message
             if let ageMs { message.ageMs = ageMs }
-            return response(message, for: request, closing: closing)
+            return HTTPOutput(response(message, for: request, closing: closing))
         case .relayedHit(let hit):
             let status = hit.prepared.message.status
             if request.method == "GET", status >= 200, status != 204, status != 304, conditionHeaders(of: request).isEmpty {
                 return hit.httpResponse(closing: closing)
             }
-            return response(hit.message, for: request, closing: closing)
+            return HTTPOutput(response(hit.message, for: request, closing: closing))
         case .message(.response(let message)):
-            return response(message, for: request, closing: closing)
+            return HTTPOutput(response(message, for: request, closing: closing))
         case .message(.failure(let failure)):
-            return refusal(failure.error, closing: closing)
+            return HTTPOutput(refusal(failure.error, closing: closing))
         case .message(let other):
-            return plain(502, "the chain answered \(other.type)", code: "invalidMessage", closing: true)
+            return HTTPOutput(plain(502, "the chain answered \(other.type)", code: "invalidMessage", closing: true))
         }
     }
 

@@ -206,7 +206,7 @@ actor HTTPSession {
         answering = false
         guard !ended else { return }
         let close = closing || coordinator.draining
-        finish(HTTPExchange.response(to: answer, for: request, closing: close), closing: close)
+        finish(HTTPExchange.output(to: answer, for: request, closing: close), closing: close)
         // An answer given later than its request (most): go on with the next one. One given at
         // once is taken up by the loop in answerNext.
         if !answeringInline { answerNext() }
@@ -224,8 +224,17 @@ actor HTTPSession {
 
     /// Writes `bytes`; closes after them when `closing`.
     private func finish(_ bytes: [UInt8], closing: Bool) {
-        var bytes = bytes
-        connection.write(taking: &bytes)
+        finish(HTTPOutput(bytes), closing: closing)
+    }
+
+    /// Writes `output` (its shared body uncopied); closes after it when `closing`.
+    private func finish(_ output: HTTPOutput, closing: Bool) {
+        if let body = output.sharedBody {
+            connection.write(output.bytes, then: body)
+        } else {
+            var bytes = output.bytes
+            connection.write(taking: &bytes)
+        }
         lastActivity = .now
         if closing {
             ended = true
