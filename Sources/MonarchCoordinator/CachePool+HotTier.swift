@@ -10,6 +10,8 @@ extension CachePool {
             return await pool.perform(request, on: trip)
         }
         let ticket = hotTier.value.beginRead()
+        // Wall-clock time, not ``Coordinator/clock``: entry ages are measured against the
+        // wall-clock store times the cache workers record.
         let askedAtMs = WallClock.system.nowMs
         let outcome = await pool.perform(request, on: trip)
         // Only what the worker answers as its own entry (source `cache`), as it answers it.

@@ -38,6 +38,8 @@ extension Coordinator {
             SharingRules.mayShare(request)
         else { return false }
         let (answer, answered): (ClientAnswer, ResponseMessage)
+        // The hot tier's freshness and ages are wall-clock time, not ``clock``: its entries carry
+        // the wall-clock store times the cache workers record.
         if request.relay {
             guard request.policy != .noCache, RelayedHotHit.mayAnswer(request),
                 let hit = hotTier.value.relayedAnswer(for: key, nowMs: WallClock.system.nowMs, defaultLifetime: request.route.ttl)
@@ -52,7 +54,7 @@ extension Coordinator {
         }
         statistics.record(
             domain: plan.domain, source: answered.source, status: answered.status,
-            failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)
+            failureCode: nil, latency: clock.now - arrived, cacheHit: true, hot: true)
         done(answer)
         return true
     }

@@ -1,3 +1,4 @@
+import Monarch
 @testable import MonarchCoordinator
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 struct RequestStatisticsTests {
     @Test("Answers are counted by domain, source and status; a failure under source none and status failure")
     func answersByKind() {
-        var statistics = RequestStatistics(metricsOn: false)
+        var statistics = RequestStatistics(metricsOn: false, clock: .system)
         for _ in 0..<2 {
             statistics.record(domain: "docs", source: "cache", status: 200, failureCode: nil, latency: .milliseconds(1), cacheHit: true)
         }
@@ -20,7 +21,7 @@ struct RequestStatisticsTests {
 
     @Test("The hot tier's hits are cache hits, counted apart per domain (status's hotHits, monarch_hot_hits_total)")
     func hotHitsApart() {
-        var statistics = RequestStatistics(metricsOn: false)
+        var statistics = RequestStatistics(metricsOn: false, clock: .system)
         statistics.record(domain: "docs", source: "cache", status: 200, failureCode: nil, latency: .milliseconds(1), cacheHit: true)
         for _ in 0..<3 {
             statistics.record(
