@@ -39,14 +39,19 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     let hotTier: LoopBound<HotTier>?
     /// Where invalidations are timed: the coordinator's clock.
     var clock: MonotonicClock { pool.clock }
+    /// Where the hot tier's answers are timed (wall-clock time, as the workers store entries).
+    let wallClock: WallClock
 
     /// A cache pool remembering at most `invalidationLimit` invalidations for
-    /// `invalidationMemory` of `clock`, keeping tags within `tagLimits`, feeding `hotTier`.
+    /// `invalidationMemory` of `clock`, keeping tags within `tagLimits`, feeding `hotTier`
+    /// with answers timed on `wallClock`.
     init(
-        kind: String, loop: EventLoop, logger: Logger, clock: MonotonicClock, invalidationMemory: Duration,
-        invalidationLimit: Int, tagLimits: Configuration.Limits = Configuration.Limits(), hotTier: LoopBound<HotTier>? = nil
+        kind: String, loop: EventLoop, logger: Logger, clock: MonotonicClock, wallClock: WallClock,
+        invalidationMemory: Duration, invalidationLimit: Int, tagLimits: Configuration.Limits = Configuration.Limits(),
+        hotTier: LoopBound<HotTier>? = nil
     ) {
         self.hotTier = hotTier
+        self.wallClock = wallClock
         self.pool = WorkerPool(kind: kind, role: .cache, loop: loop, clock: clock)
         self.state = LoopBound(State(), loop: loop)
         self.tagLimits = tagLimits

@@ -110,10 +110,12 @@ public final class Coordinator: Sendable {
     /// Knows each role by its secret.
     let roleGate: RoleGate
     /// Where the coordinator and everything it keeps read the time: deadlines, heartbeats,
-    /// idle and stalled connections, rate limits, restart back-off, statistics. (Wall-clock
-    /// time, for HTTP `Date` headers, log lines and the hot tier's entry ages, which cache
-    /// workers record as wall-clock times, is read apart.)
+    /// idle and stalled connections, rate limits, restart back-off, statistics.
     public let clock: MonotonicClock
+    /// Where the hot tier reads the time its entries' ages and freshness are measured in:
+    /// wall-clock time, as cache workers record their entries' store times. (HTTP `Date`
+    /// headers and log lines read the system's wall clock.)
+    public let wallClock: WallClock
     /// When the coordinator was made.
     let startedAt: ContinuousClock.Instant
     /// The keys the workers it starts prove their names with (see ``LocalWorkerKeys``).
@@ -126,18 +128,20 @@ public final class Coordinator: Sendable {
         return String(random.next() as UInt64, radix: 16) + String(random.next() as UInt64, radix: 16)
     }()
 
-    /// A coordinator for `configuration`, reading the time on `clock` (tests pass one they
-    /// move by hand; its libuv timers still fire in real time, and what they decide is read on
-    /// `clock`); nothing listens until ``start()``.
+    /// A coordinator for `configuration`, reading the time on `clock` and, for the hot tier,
+    /// on `wallClock` (tests pass clocks they move by hand; its libuv timers still fire in real
+    /// time, and what they decide is read on `clock`); nothing listens until ``start()``.
     ///
     /// - Throws: ``ConfigError`` when a route's pattern or upstream template is invalid.
     public init(
-        configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock = .system
+        configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock = .system,
+        wallClock: WallClock = .system
     ) throws(ConfigError) {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
         self.clock = clock
+        self.wallClock = wallClock
         self.startedAt = clock.now
         self.roleGate = RoleGate(configuration)
         let router = try Router<RouteOptions>(routes: configuration.routes)
@@ -149,7 +153,8 @@ public final class Coordinator: Sendable {
         where pools[kind] == nil {
             if PoolRole(workerKind: kind) == .cache {
                 let cache = Self.makeCachePool(
-                    kind: kind, configuration: configuration, loop: loop, logger: logger, clock: clock, hotTier: hotTier)
+                    kind: kind, configuration: configuration, loop: loop, logger: logger, clock: clock, wallClock: wallClock,
+                    hotTier: hotTier)
                 cachePools[kind] = cache
                 pools[kind] = cache.pool
             } else {
@@ -177,14 +182,15 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// The pool for cache workers of `kind`, feeding `hotTier`, reading the time on `clock`.
+    /// The pool for cache workers of `kind`, feeding `hotTier`, reading the time on `clock`
+    /// (and on `wallClock` for the hot tier).
     static func makeCachePool(
         kind: String, configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock,
-        hotTier: LoopBound<HotTier>? = nil
+        wallClock: WallClock, hotTier: LoopBound<HotTier>? = nil
     ) -> CachePool {
         // Invalidations matter for as long as a trip, and then its write-back, may run.
         return CachePool(
-            kind: kind, loop: loop, logger: logger, clock: clock,
+            kind: kind, loop: loop, logger: logger, clock: clock, wallClock: wallClock,
             invalidationMemory: configuration.longestRequestTimeout + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits, hotTier: hotTier)
     }

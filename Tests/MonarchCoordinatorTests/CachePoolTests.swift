@@ -10,7 +10,7 @@ import Testing
         on loop: EventLoop, clock: MonotonicClock = .system, memory: Duration = .seconds(60), limit: Int = 1000
     ) -> CachePool {
         CachePool(
-            kind: "cache", loop: loop, logger: Logger(label: "test"), clock: clock, invalidationMemory: memory,
+            kind: "cache", loop: loop, logger: Logger(label: "test"), clock: clock, wallClock: .system, invalidationMemory: memory,
             invalidationLimit: limit)
     }
 

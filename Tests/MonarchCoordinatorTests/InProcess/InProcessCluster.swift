@@ -27,10 +27,11 @@ struct InProcessCluster: Sendable {
     let coordinator: Coordinator
 
     /// Runs `body` against a coordinator with `yaml`'s domains, routes and limits (its
-    /// `listen` section is filled in and never bound), reading the time on `clock`, then
-    /// shuts everything down.
+    /// `listen` section is filled in and never bound), reading the time on `clock` (and, for
+    /// its hot tier, `wallClock`), then shuts everything down.
     static func with(
-        _ yaml: String, clock: MonotonicClock = .system, _ body: @Sendable (InProcessCluster) async throws -> Void
+        _ yaml: String, clock: MonotonicClock = .system, wallClock: WallClock = .system,
+        _ body: @Sendable (InProcessCluster) async throws -> Void
     ) async throws {
         var parsed = try Configuration.parse(
             yaml: "listen: { clients: unix:/nonexistent/c.sock, workers: unix:/nonexistent/w.sock }\n" + yaml,
@@ -51,7 +52,8 @@ struct InProcessCluster: Sendable {
         let peers = try EventLoop(name: "peers")
         let logger = { var logger = Logger(label: "in-process"); logger.logLevel = .critical; return logger }()
         let coordinator = try await loop.submit {
-            let coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger, clock: clock)
+            let coordinator = try Coordinator(
+                configuration: configuration, loop: loop, logger: logger, clock: clock, wallClock: wallClock)
             try coordinator.startTimers()
             return coordinator
         }
