@@ -1,5 +1,6 @@
 import Monarch
 @testable import MonarchCoordinator
+import MonarchWire
 import Testing
 
 /// The coordinator's judgements of time — heartbeats, idle clients — made on the clock it is
@@ -86,6 +87,33 @@ struct CoordinatorClockTests {
             // The maintenance pass runs once a second, in real time.
             #expect(await client.closed(within: 10))
             #expect(try await cluster.loop.submit { coordinator.idleClientsClosed } == 1)
+        }
+    }
+
+    @Test("A request retried after its worker was lost carries the budget left on the coordinator's clock")
+    func budgetLeftAfterWorkerLoss() async throws {
+        let clock = TestClock()
+        let yaml = """
+            domains:
+              docs: [bundle]
+            routes:
+              - match: "..."
+                domain: docs
+            """
+        try await InProcessCluster.with(yaml, clock: clock.clock) { cluster in
+            let first = try await cluster.worker(kind: "bundle", name: "first")
+            let client = try await cluster.client()
+            try await client.send(RequestMessage(id: 1, path: "hello.txt", deadlineMs: 10_000))
+            let forwarded = try await first.nextRequest()
+            #expect(forwarded.deadlineMs == 10_000)
+            let second = try await cluster.worker(kind: "bundle", name: "second")
+            // 1.5 s of the 10 s pass before the first worker goes away without answering.
+            clock.advance(by: .milliseconds(1500))
+            await first.die()
+            let retried = try await second.nextRequest()
+            #expect(retried.deadlineMs == 8_500, "the retry gets what is left of the 10 s")
+            try await second.respond(retried.id, "in time")
+            #expect(text(try await client.answer(1)) == "in time")
         }
     }
 }
