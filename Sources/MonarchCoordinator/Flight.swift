@@ -48,7 +48,10 @@ final class Flight {
     let notes = TripNotes()
 
     /// Flight `id` of `request` down `providers` within `budget`, beginning at `began`.
-    init(id: Int, key: String?, request: Request, providers: [any RequestProvider], budget: TripBudget, began: ContinuousClock.Instant) {
+    init(
+        id: Int, key: String?, request: Request, providers: [any RequestProvider], budget: TripBudget,
+        began: ContinuousClock.Instant
+    ) {
         self.id = id
         self.key = key
         self.request = request

@@ -26,7 +26,10 @@ import Testing
         let loop = try! EventLoop(name: "plan-tests")
         defer { _ = loop.shutdown() }
         let router = try! Router<RouteOptions>(routes: Self.routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop, clock: .system)], "static": [WorkerPool(kind: "bundle", loop: loop, clock: .system)]]
+        let chains = [
+            "api": [WorkerPool(kind: "network", loop: loop, clock: .system)],
+            "static": [WorkerPool(kind: "bundle", loop: loop, clock: .system)],
+        ]
         var limits = limits
         limits.timeout = defaultTimeout
         return try RequestPlan(message, router: router, chains: chains, limits: limits)
