@@ -21,6 +21,7 @@ public struct MonotonicClock: Sendable {
         source = read
     }
 
+    /// ``system``: no source, so ``now`` reads `ContinuousClock` itself.
     @inlinable
     init(systemClock: Void) {
         source = nil
@@ -30,7 +31,8 @@ public struct MonotonicClock: Sendable {
     @inlinable
     public static var system: MonotonicClock { MonotonicClock(systemClock: ()) }
 
-    /// The time now. Never goes backwards; never blocks. Any thread.
+    /// The time now; never earlier than a time read before. On ``system`` it neither blocks
+    /// nor allocates. Any thread.
     @inlinable
     public var now: ContinuousClock.Instant {
         if let source { return source() }
