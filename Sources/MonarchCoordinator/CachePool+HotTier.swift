@@ -10,7 +10,9 @@ extension CachePool {
             return await pool.perform(request, on: trip)
         }
         let ticket = hotTier.value.beginRead()
-        let askedAtMs = WallClock.system.nowMs
+        // Wall-clock time, not ``clock``: entry ages are measured against the wall-clock store
+        // times the cache workers record.
+        let askedAtMs = wallClock.nowMs
         let outcome = await pool.perform(request, on: trip)
         // Only what the worker answers as its own entry (source `cache`), as it answers it.
         if case .response(var response) = outcome, response.source ?? name == name {

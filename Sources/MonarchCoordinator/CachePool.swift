@@ -37,15 +37,22 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     /// The coordinator's hot tier, which keeps the workers' hits and drops what write-backs
     /// change (see ``HotTier``); nil when off.
     let hotTier: LoopBound<HotTier>?
+    /// Where invalidations are timed: the coordinator's clock.
+    var clock: MonotonicClock { pool.clock }
+    /// Where the hot tier's answers are timed (wall-clock time, as the workers store entries).
+    let wallClock: WallClock
 
     /// A cache pool remembering at most `invalidationLimit` invalidations for
-    /// `invalidationMemory`, keeping tags within `tagLimits`, feeding `hotTier`.
+    /// `invalidationMemory` of `clock`, keeping tags within `tagLimits`, feeding `hotTier`
+    /// with answers timed on `wallClock`.
     init(
-        kind: String, loop: EventLoop, logger: Logger, invalidationMemory: Duration, invalidationLimit: Int,
-        tagLimits: Configuration.Limits = Configuration.Limits(), hotTier: LoopBound<HotTier>? = nil
+        kind: String, loop: EventLoop, logger: Logger, clock: MonotonicClock, wallClock: WallClock,
+        invalidationMemory: Duration, invalidationLimit: Int, tagLimits: Configuration.Limits = Configuration.Limits(),
+        hotTier: LoopBound<HotTier>? = nil
     ) {
         self.hotTier = hotTier
-        self.pool = WorkerPool(kind: kind, role: .cache, loop: loop)
+        self.wallClock = wallClock
+        self.pool = WorkerPool(kind: kind, role: .cache, loop: loop, clock: clock)
         self.state = LoopBound(State(), loop: loop)
         self.tagLimits = tagLimits
         self.logger = logger
@@ -176,9 +183,9 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
         }
     }
 
-    /// Forgets the invalidations older than ``invalidationMemory``: no trip that started
-    /// before them is still under way. Loop thread only.
-    func forgetOldInvalidations(now: ContinuousClock.Instant = .now) {
+    /// Forgets the invalidations older than ``invalidationMemory`` at `now` (on ``clock``): no
+    /// trip that started before them is still under way. Loop thread only.
+    func forgetOldInvalidations(now: ContinuousClock.Instant) {
         let memory = invalidationMemory
         state.value.recentInvalidations.removeAll { now - $0.at > memory }
         if let folded = state.value.foldedInvalidationsUntil, now - folded > memory {
@@ -191,7 +198,7 @@ final class CachePool: RequestProvider, ResponseStoring, Sendable {
     /// connected now are reported as failures.
     func invalidate(_ target: InvalidateMessage.Target, soft: Bool = false) async -> InvalidationReport {
         await withTaskExecutorPreference(loop) {
-            let now = ContinuousClock.now
+            let now = clock.now
             forgetOldInvalidations(now: now)
             state.value.recentInvalidations.append((now, target))
             if state.value.recentInvalidations.count > invalidationLimit {

@@ -75,7 +75,7 @@ actor ClientSession {
     /// How many answer sizes ``recentAnswers`` keeps.
     private static let answersRemembered = 32
     /// When a frame last arrived (or the last call ended).
-    private var lastActivity = ContinuousClock.now
+    private var lastActivity: ContinuousClock.Instant
     /// `changed` events waiting for the client to take what it was sent, and how far behind
     /// it is (see ``ClientSession+Watches``).
     var watchBacklog: WatchBacklog
@@ -93,8 +93,9 @@ actor ClientSession {
         self.role = role
         self.peer = peer
         self.coordinator = coordinator
+        self.lastActivity = coordinator.clock.now
         let rate = coordinator.limits.invalidationsPerSecond
-        self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate)
+        self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate, clock: coordinator.clock)
         self.watchBacklog = WatchBacklog(eventsPerWatch: coordinator.limits.watchEvents)
         connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
         connection.onEnd = { [self] _ in assumeIsolated { $0.ended() } }
@@ -130,7 +131,8 @@ actor ClientSession {
     }
 
     /// Whether the client has nothing in flight, holds no watch (a watcher may rightly wait in
-    /// silence for changes), and has sent nothing for `timeout`.
+    /// silence for changes), and has sent nothing for `timeout` before `now` (on the
+    /// coordinator's clock).
     func isIdle(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
         calls.isEmpty && waiting.isEmpty && now - lastActivity > timeout && connection.isOpen
             && coordinator.watches.count(of: id) == 0
@@ -157,7 +159,7 @@ actor ClientSession {
     }
 
     private func received(_ message: WireMessage) {
-        lastActivity = .now
+        lastActivity = coordinator.clock.now
         if let refusal = refusal(of: message) {
             send(.failure(refusal))
             return
@@ -233,10 +235,10 @@ actor ClientSession {
         if waiting.isEmpty, !starting, mayStart {
             // Nothing waits before it: it starts now, without queueing.
             starting = true
-            start(id, work, arrived: .now)
+            start(id, work, arrived: coordinator.clock.now)
             starting = false
         } else {
-            let arrived = ContinuousClock.now
+            let arrived = coordinator.clock.now
             var expires: ContinuousClock.Instant?
             if case .request(let request) = work, let deadline = coordinator.deadline(of: request) { expires = arrived + deadline }
             waiting.append(Waiting(id: id, work: work, arrived: arrived, expires: expires))
@@ -314,7 +316,7 @@ actor ClientSession {
     private nonisolated func finish(_ id: MessageID, with reply: ClientAnswer) {
         assumeIsolated { session in
             session.calls[id] = nil
-            session.lastActivity = .now
+            session.lastActivity = session.coordinator.clock.now
             session.coordinator.exchangeFinished()
             session.send(reply)
             session.startWaiting()

@@ -213,7 +213,7 @@ extension Coordinator {
         let session = ClientSession(id: id, connection: connection, role: role, peer: peer, coordinator: self)
         clients[id] = session
         if role == .admin { adminSessions += 1 }
-        let uptime = Int((ContinuousClock.now - startedAt).wholeMilliseconds)
+        let uptime = Int((clock.now - startedAt).wholeMilliseconds)
         try? connection.send(.welcome(Welcome(
             maxFrameBytes: limits.maxFrameBytes, features: features, release: MonarchRelease.version, uptimeMs: uptime)))
     }
@@ -237,13 +237,13 @@ extension Coordinator {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
-        let pool = pools[kind] ?? WorkerPool(kind: kind, role: PoolRole(workerKind: kind), loop: loop)
+        let pool = pools[kind] ?? WorkerPool(kind: kind, role: PoolRole(workerKind: kind), loop: loop, clock: clock)
         if pools[kind] == nil { logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers") }
         workerCount[kind, default: 0] += 1
         // A worker is known by its name, which it keeps across restarts (no two connected
         // workers of a kind share one); a nameless one by a number of the coordinator's.
         let id = hello.name ?? "\(kind)#\(workerCount[kind]!)"
-        let worker = WorkerSession(id: id, hello: hello, connection: connection, logger: logger)
+        let worker = WorkerSession(id: id, hello: hello, connection: connection, logger: logger, clock: clock)
         let info = WorkerInfo(id: id, kind: kind, pid: hello.pid)
         if let name = hello.name { connectedWorkerNames[kind, default: []].insert(name) }
         worker.onLost = { [unowned self, pool] worker in

@@ -8,8 +8,9 @@ extension Coordinator {
     /// Pings every worker. On a beat that comes on time, the workers silent for two beats
     /// become suspects, judged again once the loop has read what waits in their sockets;
     /// a late beat (the coordinator's own loop was held up) judges nobody (see
-    /// ``HeartbeatJudge``).
-    func checkHeartbeats(now: ContinuousClock.Instant = .now) {
+    /// ``HeartbeatJudge``). The beat's time, and the confirmation's, are read on ``clock``.
+    func checkHeartbeats() {
+        let now = clock.now
         let beat = heartbeatJudge.beat(at: now)
         sampleLocalWorkerProgress()
         var suspects: [WorkerSession] = []
@@ -35,7 +36,7 @@ extension Coordinator {
         guard let confirmation else { return judge(suspects, now: now) }
         confirmation.start(afterMs: 1) { [unowned self] in
             confirmation.close()
-            judge(suspects, now: .now)
+            judge(suspects, now: clock.now)
         }
     }
 

@@ -38,22 +38,24 @@ extension Coordinator {
             SharingRules.mayShare(request)
         else { return false }
         let (answer, answered): (ClientAnswer, ResponseMessage)
+        // The hot tier's freshness and ages are wall-clock time (``wallClock``), not ``clock``:
+        // its entries carry the wall-clock store times the cache workers record.
         if request.relay {
             guard request.policy != .noCache, RelayedHotHit.mayAnswer(request),
-                let hit = hotTier.value.relayedAnswer(for: key, nowMs: WallClock.system.nowMs, defaultLifetime: request.route.ttl)
+                let hit = hotTier.value.relayedAnswer(for: key, nowMs: wallClock.nowMs, defaultLifetime: request.route.ttl)
             else { return false }
             answer = .relayedHit(RelayedHotHit.Hit(
                 prepared: hit.prepared, form: hit.form, ageMs: hit.ageMs, id: id, sharedBody: hit.sharedBody))
             answered = hit.prepared.message
         } else {
             guard request.policy != .noCache, request.policy != .networkFirst,
-                let hit = hotTier.value.answer(for: key, nowMs: WallClock.system.nowMs)
+                let hit = hotTier.value.answer(for: key, nowMs: wallClock.nowMs)
             else { return false }
             (answer, answered) = (.prepared(hit.prepared, id: id, ageMs: hit.ageMs), hit.prepared.message)
         }
         statistics.record(
             domain: plan.domain, source: answered.source, status: answered.status,
-            failureCode: nil, latency: .now - arrived, cacheHit: true, hot: true)
+            failureCode: nil, latency: clock.now - arrived, cacheHit: true, hot: true)
         done(answer)
         return true
     }

@@ -19,7 +19,8 @@ extension Coordinator {
         // A worker chosen to go while it was starting registers draining.
         pools[kind]?.setDrainsOnArrival { [supervisor] name in supervisor.assumeIsolated { $0.isLeaving(name) } }
         let bound = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
-        var lastChange = ContinuousClock.now
+        // Progress is judged on ``clock``; the pauses between looks are real.
+        var lastChange = clock.now
         var lastLook: [ScalePlan.Worker] = []
         var lastTarget = -1
         while true {
@@ -50,8 +51,8 @@ extension Coordinator {
             }
             stopDrainedWorkers(of: kind, supervisor)
             if target != lastTarget || workers != lastLook || !plan.isEmpty {
-                (lastTarget, lastLook, lastChange) = (target, workers, .now)
-            } else if ContinuousClock.now - lastChange > scaleTimeout {
+                (lastTarget, lastLook, lastChange) = (target, workers, clock.now)
+            } else if clock.now - lastChange > scaleTimeout {
                 let waiting = workers.filter { $0.leaving || !$0.registered }.map(\.name)
                 return end(run, of: kind, supervisor) {
                     $0.fail(

@@ -1,4 +1,5 @@
 import Logging
+import Monarch
 import MonarchConfig
 import MonarchLoop
 import MonarchTransport
@@ -41,8 +42,8 @@ extension Coordinator {
         var heartbeat: LoopTimer?
         var metricsEndpoint: MetricsEndpoint?
         var supervisor: Supervisor?
-        var peerLog: LogLimiter = LogLimiter()
-        var adminLog: LogLimiter = LogLimiter()
+        var peerLog: LogLimiter
+        var adminLog: LogLimiter
         var watches: WatchRegistry
         var watchEventsSent: Int = 0
         var watchEventsDropped: Int = 0
@@ -57,8 +58,10 @@ extension Coordinator {
 
         init(
             statistics: RequestStatistics, watches: WatchRegistry, recentSharedChanges: RecentChanges,
-            heartbeatJudge: HeartbeatJudge, handshakeSlots: HandshakeSlots<Int>
+            heartbeatJudge: HeartbeatJudge, handshakeSlots: HandshakeSlots<Int>, clock: MonotonicClock
         ) {
+            self.peerLog = LogLimiter(clock: clock)
+            self.adminLog = LogLimiter(clock: clock)
             self.handshakeSlots = handshakeSlots
             self.statistics = statistics
             self.heartbeatJudge = heartbeatJudge

@@ -5,7 +5,9 @@ import MonarchWire
 
 extension Coordinator {
     /// What the coordinator is doing: the typed report `status` answers with.
-    func statusReport(now: ContinuousClock.Instant = .now) -> StatusReport {
+    /// Uptimes are measured on ``clock``.
+    func statusReport() -> StatusReport {
+        let now = clock.now
         var workers: [StatusReport.Worker] = []
         var poolReports: [StatusReport.Pool] = []
         for kind in pools.keys.sorted() {
@@ -52,7 +54,7 @@ extension Coordinator {
             poolReports.append(StatusReport.Pool(kind: kind, desired: desired, live: live, state: state))
         }
         let domains = statistics.recent.keys.sorted().map { name in
-            let figures = statistics.recent[name]!.summary(name: name, now: now)
+            let figures = statistics.recent[name]!.summary(name: name)
             return StatusReport.Domain(
                 name: name, requests: figures.requests, hits: figures.hits,
                 hitRatio: figures.requests == 0 ? 0 : Double(figures.hits) / Double(figures.requests),
@@ -124,7 +126,7 @@ extension Coordinator {
         }
     }
 
-    /// ``statusReport(now:)`` with each connected cache worker's shared store as it reports it
+    /// ``statusReport()`` with each connected cache worker's shared store as it reports it
     /// (asked all at once, a second at most; one that does not answer shows none). Loop thread.
     func statusReportWithStores() async -> StatusReport {
         loop.preconditionInEventLoop()

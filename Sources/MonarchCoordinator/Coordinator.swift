@@ -109,8 +109,15 @@ public final class Coordinator: Sendable {
 
     /// Knows each role by its secret.
     let roleGate: RoleGate
+    /// Where the coordinator and everything it keeps read the time: deadlines, heartbeats,
+    /// idle and stalled connections, rate limits, restart back-off, statistics.
+    public let clock: MonotonicClock
+    /// Where the hot tier reads the time its entries' ages and freshness are measured in:
+    /// wall-clock time, as cache workers record their entries' store times. (HTTP `Date`
+    /// headers and log lines read the system's wall clock.)
+    public let wallClock: WallClock
     /// When the coordinator was made.
-    let startedAt = ContinuousClock.now
+    let startedAt: ContinuousClock.Instant
     /// The keys the workers it starts prove their names with (see ``LocalWorkerKeys``).
     let localWorkerKeys = LocalWorkerKeys()
     /// This coordinator's identity in a shared cache store, random per process: its cache
@@ -121,13 +128,21 @@ public final class Coordinator: Sendable {
         return String(random.next() as UInt64, radix: 16) + String(random.next() as UInt64, radix: 16)
     }()
 
-    /// A coordinator for `configuration`; nothing listens until ``start()``.
+    /// A coordinator for `configuration`, reading the time on `clock` and, for the hot tier,
+    /// on `wallClock` (tests pass clocks they move by hand; its libuv timers still fire in real
+    /// time, and what they decide is read on `clock`); nothing listens until ``start()``.
     ///
     /// - Throws: ``ConfigError`` when a route's pattern or upstream template is invalid.
-    public init(configuration: Configuration, loop: EventLoop, logger: Logger) throws(ConfigError) {
+    public init(
+        configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock = .system,
+        wallClock: WallClock = .system
+    ) throws(ConfigError) {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
+        self.clock = clock
+        self.wallClock = wallClock
+        self.startedAt = clock.now
         self.roleGate = RoleGate(configuration)
         let router = try Router<RouteOptions>(routes: configuration.routes)
         let hotTier = Self.makeHotTier(configuration: configuration, loop: loop)
@@ -138,39 +153,44 @@ public final class Coordinator: Sendable {
         where pools[kind] == nil {
             if PoolRole(workerKind: kind) == .cache {
                 let cache = Self.makeCachePool(
-                    kind: kind, configuration: configuration, loop: loop, logger: logger, hotTier: hotTier)
+                    kind: kind, configuration: configuration, loop: loop, logger: logger, clock: clock, wallClock: wallClock,
+                    hotTier: hotTier)
                 cachePools[kind] = cache
                 pools[kind] = cache.pool
             } else {
-                pools[kind] = WorkerPool(kind: kind, loop: loop)
+                pools[kind] = WorkerPool(kind: kind, loop: loop, clock: clock)
             }
         }
         self.pools = pools
         self.cachePools = cachePools.keys.sorted().map { cachePools[$0]! }
         self.routing = LoopBound(
             Routing(configuration: configuration, router: router, pools: pools, cachePools: cachePools), loop: loop)
-        self.flights = FlightTable(loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks))
+        self.flights = FlightTable(
+            loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks), clock: clock)
         self.state = LoopBound(
             State(
-                statistics: RequestStatistics(metricsOn: configuration.metrics != nil),
+                statistics: RequestStatistics(metricsOn: configuration.metrics != nil, clock: clock),
                 watches: WatchRegistry(perClient: configuration.limits.watchesPerClient),
                 recentSharedChanges: RecentChanges(capacity: configuration.limits.sharedChanges),
                 heartbeatJudge: HeartbeatJudge(interval: configuration.limits.heartbeat),
                 handshakeSlots: HandshakeSlots(
-                    capacity: configuration.limits.handshakes, perPeer: configuration.limits.handshakesPerPeer)),
+                    capacity: configuration.limits.handshakes, perPeer: configuration.limits.handshakesPerPeer, clock: clock),
+                clock: clock),
             loop: loop)
         for pool in self.cachePools {
             pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
         }
     }
 
-    /// The pool for cache workers of `kind`, feeding `hotTier`.
+    /// The pool for cache workers of `kind`, feeding `hotTier`, reading the time on `clock`
+    /// (and on `wallClock` for the hot tier).
     static func makeCachePool(
-        kind: String, configuration: Configuration, loop: EventLoop, logger: Logger, hotTier: LoopBound<HotTier>? = nil
+        kind: String, configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock,
+        wallClock: WallClock, hotTier: LoopBound<HotTier>? = nil
     ) -> CachePool {
         // Invalidations matter for as long as a trip, and then its write-back, may run.
         return CachePool(
-            kind: kind, loop: loop, logger: logger,
+            kind: kind, loop: loop, logger: logger, clock: clock, wallClock: wallClock,
             invalidationMemory: configuration.longestRequestTimeout + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits, hotTier: hotTier)
     }
@@ -201,6 +221,7 @@ public final class Coordinator: Sendable {
     /// listeners. Loop thread only.
     func startTimers() throws(UVError) {
         let timer = try LoopTimer(on: loop)
+        // Both fire in real time; what they decide is read on ``clock``.
         timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in maintain() }
         maintenance = timer
         let beat = try LoopTimer(on: loop)
@@ -344,7 +365,7 @@ public final class Coordinator: Sendable {
         if requestsInFlight == 0 { resumeDrainWaiters() }
     }
 
-    /// Answers one client request that arrived at `arrived` (its deadline counts from then),
+    /// Answers one client request that arrived at `arrived` (on ``clock``; its deadline counts from then),
     /// for `host` when it is an HTTP request (its `Host`, normalized: ``RequestPlan``): calls
     /// `done` once, on the loop, with a `response` (of its own, or prepared for every
     /// request of a shared trip) or a `failure`, never anything else.
@@ -355,7 +376,7 @@ public final class Coordinator: Sendable {
     /// ``FlightTable/cancel(_:)`` answers `cancelled`. Every answer is counted in
     /// ``statistics``. Loop thread only.
     func answer(
-        _ message: RequestMessage, host: String? = nil, for client: Int, arrived: ContinuousClock.Instant = .now,
+        _ message: RequestMessage, host: String? = nil, for client: Int, arrived: ContinuousClock.Instant,
         done: @escaping @Sendable (ClientAnswer) -> Void
     ) -> Int? {
         loop.preconditionInEventLoop()
@@ -371,7 +392,7 @@ public final class Coordinator: Sendable {
             return refuse(error)
         }
         // The time it waited for its turn on the client's connection counts.
-        let waited = ContinuousClock.now - arrived
+        let waited = clock.now - arrived
         guard waited < plan.deadline else {
             answering(message.id, arrived: arrived, domain: plan.domain, providers: plan.providers, done: done)(
                 .failure(ChainError(
@@ -394,13 +415,14 @@ public final class Coordinator: Sendable {
         done: @escaping @Sendable (ClientAnswer) -> Void
     ) -> @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void {
         let hasCache = providers.contains { $0 is CachePool }
+        let clock = clock
         return { [unowned self] result, prepared in
             switch result {
             case .success(let response):
                 let hit = hasCache && providers.contains { $0 is CachePool && $0.name == response.source }
                 statistics.record(
                     domain: domain, source: response.source, status: response.status, failureCode: nil,
-                    latency: .now - arrived, cacheHit: hasCache ? hit : nil)
+                    latency: clock.now - arrived, cacheHit: hasCache ? hit : nil)
                 if let prepared {
                     done(.prepared(prepared, id: id, ageMs: nil))
                 } else {
@@ -408,7 +430,7 @@ public final class Coordinator: Sendable {
                 }
             case .failure(let error):
                 statistics.record(
-                    domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: .now - arrived,
+                    domain: domain, source: nil, status: nil, failureCode: error.code.rawValue, latency: clock.now - arrived,
                     cacheHit: hasCache ? false : nil)
                 done(.message(failure(id, error)))
             }
@@ -422,7 +444,7 @@ public final class Coordinator: Sendable {
     /// Once a second: closes idle clients, forgets what workers never answered after a cancel,
     /// and forgets invalidations no trip under way can need.
     private func maintain() {
-        let now = ContinuousClock.now
+        let now = clock.now
         let timeout = limits.idleTimeout
         for client in clients.values {
             // A stall is looked for (and tracked) only in a client that is not idle.
@@ -453,7 +475,7 @@ public final class Coordinator: Sendable {
     /// answered and the background work (write-backs, refreshes) is done, or `timeout` passes
     /// (background work still running then is cancelled). Any task.
     public func drain(timeout: Duration) async {
-        let started = ContinuousClock.now
+        let started = clock.now
         await withCheckedContinuation { continuation in
             loop.execute { [self] in
                 draining = true
@@ -470,7 +492,7 @@ public final class Coordinator: Sendable {
                 }
             }
         }
-        let left = max(.milliseconds(100), timeout - (ContinuousClock.now - started))
+        let left = max(.milliseconds(100), timeout - (clock.now - started))
         await flights.work.background.drain(timeout: left)
     }
 

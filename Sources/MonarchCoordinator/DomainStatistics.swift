@@ -1,8 +1,10 @@
 import Histogram
+import Monarch
 
 /// How one domain's requests fared over the last minute: counts (answers, cache hits, hot tier
 /// hits among them) and a latency histogram per ten-second slice, six slices kept
-/// (HdrHistogram, microseconds, three significant digits).
+/// (HdrHistogram, microseconds, three significant digits). Slices are cut, and the last
+/// minute is found, on the clock it is given.
 /// Loop thread only.
 struct DomainStatistics {
     /// The length of a slice.
@@ -19,10 +21,17 @@ struct DomainStatistics {
     }
 
     private var window: [Slice] = []
+    private let clock: MonotonicClock
 
-    /// Records one answer that took `latency`; `hit` when a cache gave it, `hot` when that
-    /// was the coordinator's hot tier.
-    mutating func record(latency: Duration, hit: Bool, hot: Bool = false, now: ContinuousClock.Instant = .now) {
+    /// Statistics whose slices are cut on `clock`.
+    init(clock: MonotonicClock) {
+        self.clock = clock
+    }
+
+    /// Records one answer that took `latency`, now; `hit` when a cache gave it, `hot` when
+    /// that was the coordinator's hot tier.
+    mutating func record(latency: Duration, hit: Bool, hot: Bool = false) {
+        let now = clock.now
         if window.last.map({ now - $0.start >= Self.slice }) ?? true {
             window.append(Slice(start: now))
             if window.count > Self.slices { window.removeFirst(window.count - Self.slices) }
@@ -34,10 +43,9 @@ struct DomainStatistics {
         _ = window[window.count - 1].latency.record(min(microseconds, 3_600_000_000))
     }
 
-    /// The figures of the slices that began within the last minute before `now`.
-    func summary(
-        name: String, now: ContinuousClock.Instant = .now
-    ) -> (requests: Int, hits: Int, hotHits: Int, p50: Double, p99: Double, p999: Double) {
+    /// The figures of the slices that began within the last minute.
+    func summary(name: String) -> (requests: Int, hits: Int, hotHits: Int, p50: Double, p99: Double, p999: Double) {
+        let now = clock.now
         let recent = window.filter { now - $0.start < Self.slice * Self.slices }
         guard var merged = recent.first?.latency else { return (0, 0, 0, 0, 0, 0) }
         for slice in recent.dropFirst() { merged.add(slice.latency) }

@@ -47,13 +47,17 @@ final class Flight {
     /// What the trip meets on its way (its write-backs, for ``HeldAnswers``).
     let notes = TripNotes()
 
-    init(id: Int, key: String?, request: Request, providers: [any RequestProvider], budget: TripBudget) {
+    /// Flight `id` of `request` down `providers` within `budget`, beginning at `began`.
+    init(
+        id: Int, key: String?, request: Request, providers: [any RequestProvider], budget: TripBudget,
+        began: ContinuousClock.Instant
+    ) {
         self.id = id
         self.key = key
         self.request = request
         self.providers = providers
         self.budget = budget
-        self.began = .now
+        self.began = began
     }
 
     /// The providers the trip asks, in order: the one after the last attempt is being asked.
@@ -194,14 +198,19 @@ actor FlightTable {
     private(set) var askedAlone = 0
     /// What every trip shares.
     nonisolated let work: ChainWork
+    /// Where the table reads the time: the coordinator's clock. (Waiters' deadlines are
+    /// libuv timers, which fire in real time.)
+    nonisolated let clock: MonotonicClock
     /// Answers of ended trips whose write-back is not stored yet, at most
     /// ``BackgroundWork/limit`` of them.
     private var held: HeldAnswers
 
-    init(loop: EventLoop, work: ChainWork) {
+    /// A table on `loop` whose trips share `work`, reading the time on `clock`.
+    init(loop: EventLoop, work: ChainWork, clock: MonotonicClock) {
         self.loop = loop
         self.work = work
-        self.held = HeldAnswers(capacity: work.background.limit)
+        self.clock = clock
+        self.held = HeldAnswers(capacity: work.background.limit, clock: clock)
     }
 
     /// Answers held for reads that arrive before their trip's write-back is stored.
@@ -226,7 +235,8 @@ actor FlightTable {
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int,
         done: @escaping @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void
     ) -> Int {
-        let arrived = ContinuousClock.now
+        let clock = clock
+        let arrived = clock.now
         return assumeIsolated { table in
             let waiter = table.nextWaiter
             table.nextWaiter += 1
@@ -241,7 +251,7 @@ actor FlightTable {
                 return waiter
             } else if let key, let id = table.shared[key], let underWay = table.flights[id] {
                 table.joined += 1
-                underWay.budget.extend(to: .now + deadline)
+                underWay.budget.extend(to: clock.now + deadline)
                 (flight, startedTheTrip) = (underWay, false)
             } else {
                 (flight, startedTheTrip) = (table.start(request, along: providers, key: key, deadline: deadline, client: client), true)
@@ -251,7 +261,7 @@ actor FlightTable {
                 case .answered(let result, let prepared):
                     done(result, prepared)
                 case .notShared:
-                    let left = max(.zero, deadline - (ContinuousClock.now - arrived))
+                    let left = max(.zero, deadline - (clock.now - arrived))
                     var alone = request
                     alone.deadline = left
                     table.assumeIsolated { table in
@@ -285,9 +295,10 @@ actor FlightTable {
     ) -> Flight {
         started += 1
         nextFlight += 1
-        let budget = TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
-        budget.extend(to: .now + deadline)
-        let flight = Flight(id: nextFlight, key: key, request: request, providers: providers, budget: budget)
+        let now = clock.now
+        let budget = TripBudget(end: request.deadline.map { now + $0 })
+        budget.extend(to: now + deadline)
+        let flight = Flight(id: nextFlight, key: key, request: request, providers: providers, budget: budget, began: now)
         flights[flight.id] = flight
         if let key { shared[key] = flight.id }
         let (id, attempts, work) = (flight.id, flight.attempts, work)
@@ -392,7 +403,7 @@ actor FlightTable {
         let began = flight.began
         let tagged = pools.map { ($0, EntryTags.tags(of: response, within: $0.tagLimits)) }
         held.hold(HeldAnswers.Entry(
-            flight: flight.id, response: response, prepared: prepared, notes: flight.notes, until: .now + hold,
+            flight: flight.id, response: response, prepared: prepared, notes: flight.notes, until: clock.now + hold,
             isInvalidated: { tagged.contains { pool, tags in pool.invalidated(cacheKey, tags: tags, since: began) } }
         ), under: key)
     }

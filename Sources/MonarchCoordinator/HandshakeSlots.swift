@@ -1,3 +1,5 @@
+import Monarch
+
 /// Connections that have not said hello yet, so that strangers cannot keep anyone else out.
 ///
 /// Each door class (client connections on Unix sockets, client connections over TCP, worker
@@ -9,8 +11,8 @@
 /// peer's longest-waiting handshake makes room once it has waited ``grace`` (a client opening
 /// many connections at once has them all, up to the capacity); when the class is full, the
 /// longest-waiting handshake of the peer holding the most does. A client says hello within
-/// milliseconds, so what is pushed out is what waited longest for nothing.
-/// Loop thread only (a value the coordinator keeps).
+/// milliseconds, so what is pushed out is what waited longest for nothing. Waits are measured
+/// on the clock it is given. Loop thread only (a value the coordinator keeps).
 struct HandshakeSlots<Ticket: Hashable> {
     /// A door class.
     enum DoorClass: Hashable {
@@ -35,12 +37,15 @@ struct HandshakeSlots<Ticket: Hashable> {
     /// The class of each pending ticket.
     private var classOf: [Ticket: DoorClass] = [:]
 
+    private let clock: MonotonicClock
+
     /// Slots of `capacity` per class, `perPeer` of them at most per peer once they have
-    /// waited `grace`.
-    init(capacity: Int, perPeer: Int, grace: Duration = .seconds(1)) {
+    /// waited `grace` on `clock`.
+    init(capacity: Int, perPeer: Int, grace: Duration = .seconds(1), clock: MonotonicClock) {
         self.capacity = max(1, capacity)
         self.perPeer = max(1, min(perPeer, capacity))
         self.grace = grace
+        self.clock = clock
     }
 
     /// Handshakes waiting now, in every class.
@@ -58,11 +63,10 @@ struct HandshakeSlots<Ticket: Hashable> {
     static var localPeer: String { "local" }
 
     /// Takes a slot for `ticket`, from `peer` (an IP address, or ``localPeer``), at a door of
-    /// `doorClass` at `now`; returns the ticket whose connection must be closed to make room,
-    /// if one must.
-    mutating func take(
-        _ ticket: Ticket, from peer: String, in doorClass: DoorClass, now: ContinuousClock.Instant = .now
-    ) -> Ticket? {
+    /// `doorClass`, now; returns the ticket whose connection must be closed to make room, if
+    /// one must.
+    mutating func take(_ ticket: Ticket, from peer: String, in doorClass: DoorClass) -> Ticket? {
+        let now = clock.now
         var queue = pending[doorClass] ?? []
         var pushedOut: Ticket?
         if peer != Self.localPeer, queue.count(where: { $0.peer == peer }) >= perPeer,

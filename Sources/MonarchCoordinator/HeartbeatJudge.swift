@@ -10,6 +10,7 @@
 /// - a worker found silent on an on-time beat is only a suspect: it is judged again once the
 ///   loop has read what waits in the sockets (``suspects(lastHeard:now:)`` again, a pass of
 ///   the loop later), so a frame that was on its way clears it.
+/// It reads no clock: the coordinator hands it instants of its own (``Coordinator/clock``).
 /// Loop thread only (a value type the coordinator keeps in its state).
 struct HeartbeatJudge {
     /// How often the coordinator beats (`limits.heartbeat`).

@@ -21,7 +21,8 @@ import MonarchWire
 ///
 /// Bounded: at most `capacity` answers (the flight table passes ``BackgroundWork/limit``, as
 /// each one waits for a write-back in the background work); past that the oldest is dropped.
-/// Those whose time is up are dropped as others are held or asked for. Loop thread only.
+/// Those whose time is up are dropped as others are held or asked for. Time is read on the
+/// clock it is given. Loop thread only.
 struct HeldAnswers {
     /// One answer held.
     struct Entry {
@@ -54,18 +55,21 @@ struct HeldAnswers {
     private var order: Deque<(key: String, flight: Int)> = []
     /// Answers handed out since start.
     private(set) var handedOut = 0
+    /// Where ``Entry/until`` is compared with the time.
+    let clock: MonotonicClock
 
-    /// A table holding at most `capacity` answers.
-    init(capacity: Int) {
+    /// A table holding at most `capacity` answers, each until its ``Entry/until`` on `clock`.
+    init(capacity: Int, clock: MonotonicClock) {
         self.capacity = max(1, capacity)
+        self.clock = clock
     }
 
     /// Answers held now (some may be past use, until they are dropped).
     var count: Int { entries.count }
 
     /// Holds `entry` under `key`, replacing any answer held there.
-    mutating func hold(_ entry: Entry, under key: String, now: ContinuousClock.Instant = .now) {
-        dropUnusable(now: now)
+    mutating func hold(_ entry: Entry, under key: String) {
+        dropUnusable(now: clock.now)
         entries[key] = entry
         order.append((key, entry.flight))
         while entries.count > capacity, let oldest = order.popFirst() {
@@ -73,9 +77,10 @@ struct HeldAnswers {
         }
     }
 
-    /// The answer held under `key` if it may be handed out at `now` (counted as handed out),
-    /// its prepared form made if it had none; nil otherwise.
-    mutating func answer(for key: String, now: ContinuousClock.Instant = .now) -> Entry? {
+    /// The answer held under `key` if it may be handed out now (counted as handed out), its
+    /// prepared form made if it had none; nil otherwise.
+    mutating func answer(for key: String) -> Entry? {
+        let now = clock.now
         dropUnusable(now: now)
         guard var entry = entries[key] else { return nil }
         guard entry.isUsable(at: now) else {

@@ -209,7 +209,7 @@ public final class LocalCluster: Sendable {
         let limits = configuration.limits
         let supervisor = Supervisor(
             configuration: configuration, policy: RestartPolicy(intensity: limits.restarts, window: limits.restartWindow),
-            environment: nil, workerKeys: coordinator.localWorkerKeys, loop: loop, logger: logger
+            environment: nil, workerKeys: coordinator.localWorkerKeys, loop: loop, logger: logger, clock: coordinator.clock
         ) { pool, ordinal in
             WorkerLaunch.launch(
                 for: pool, ordinal: ordinal, coordinator: workerAddress, executableDirectory: executableDirectory,

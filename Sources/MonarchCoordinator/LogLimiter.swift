@@ -1,8 +1,10 @@
 import Logging
+import Monarch
 
 /// Keeps a kind of log line that peers can cause at will (refused connections, protocol
 /// errors) to a few per interval, so a flood of bad peers cannot flood the log; the lines left
-/// out are counted and reported with the next line that is written. Loop thread only.
+/// out are counted and reported with the next line that is written. Intervals are measured
+/// on the clock it is given. Loop thread only.
 struct LogLimiter {
     /// Lines written per interval at most.
     let linesPerInterval: Int
@@ -11,17 +13,18 @@ struct LogLimiter {
     private var intervalStart: ContinuousClock.Instant?
     private var written = 0
     private var suppressed = 0
+    private let clock: MonotonicClock
 
-    /// A limiter writing at most `linesPerInterval` lines per `interval`.
-    init(linesPerInterval: Int = 10, interval: Duration = .seconds(10)) {
+    /// A limiter writing at most `linesPerInterval` lines per `interval` of `clock`.
+    init(linesPerInterval: Int = 10, interval: Duration = .seconds(10), clock: MonotonicClock) {
         self.linesPerInterval = linesPerInterval
         self.interval = interval
+        self.clock = clock
     }
 
     /// Writes `message` at `level` to `logger` unless this interval's lines are used up.
-    mutating func log(
-        _ level: Logger.Level, _ message: @autoclosure () -> String, to logger: Logger, now: ContinuousClock.Instant = .now
-    ) {
+    mutating func log(_ level: Logger.Level, _ message: @autoclosure () -> String, to logger: Logger) {
+        let now = clock.now
         if intervalStart.map({ now - $0 >= interval }) ?? true {
             intervalStart = now
             written = 0

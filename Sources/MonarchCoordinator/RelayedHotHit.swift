@@ -130,6 +130,7 @@ enum RelayedHotHit {
                 out.append(contentsOf: "monarch; hit; ttl=".utf8)
                 Self.appendNumber((form.lifetime ?? 0) - age, to: &out)
             }
+            // Wall-clock time: the `Date` header is shown to the client.
             if form.needsDate {
                 out.append(contentsOf: "Date: ".utf8)
                 out.append(contentsOf: HTTPDate.now().utf8)

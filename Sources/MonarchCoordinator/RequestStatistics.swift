@@ -1,4 +1,5 @@
 import Metrics
+import Monarch
 
 /// What the coordinator's requests came to: totals since start (by domain, source, status and
 /// failure code) and, per domain, the last minute (``DomainStatistics``). With metrics on, each
@@ -30,6 +31,8 @@ struct RequestStatistics {
     /// Latency timers by domain, when metrics are on.
     private var timers: [String: Timer] = [:]
     private let metricsOn: Bool
+    /// The clock the last minute's slices are cut on.
+    private let clock: MonotonicClock
 
     /// A domain and a failure code.
     struct FailurePair: Hashable {
@@ -37,9 +40,11 @@ struct RequestStatistics {
         var code: String
     }
 
-    /// Statistics that also feed swift-metrics timers when `metricsOn`.
-    init(metricsOn: Bool) {
+    /// Statistics that also feed swift-metrics timers when `metricsOn`, the last minute
+    /// measured on `clock`.
+    init(metricsOn: Bool, clock: MonotonicClock) {
         self.metricsOn = metricsOn
+        self.clock = clock
     }
 
     /// Records an answer of `domain` after `latency`: a response from `source` with `status`,
@@ -48,7 +53,7 @@ struct RequestStatistics {
     /// `hot`: the hot tier answered it (a cache hit counted apart from the cache workers').
     mutating func record(
         domain: String, source: String?, status: Int?, failureCode: String?, latency: Duration, cacheHit: Bool?,
-        hot: Bool = false, now: ContinuousClock.Instant = .now
+        hot: Bool = false
     ) {
         let hit = cacheHit ?? false
         answers[AnswerKey(domain: domain, source: source ?? "none", status: status), default: 0] += 1
@@ -57,7 +62,7 @@ struct RequestStatistics {
             if hit { cacheHits[domain, default: 0] += 1 } else { cacheMisses[domain, default: 0] += 1 }
         }
         if hot { hotHits[domain, default: 0] += 1 }
-        recent[domain, default: DomainStatistics()].record(latency: latency, hit: hit, hot: hot, now: now)
+        recent[domain, default: DomainStatistics(clock: clock)].record(latency: latency, hit: hit, hot: hot)
         if metricsOn {
             let timer = timers[domain] ?? {
                 let made = Timer(label: "monarch_request_duration_seconds", dimensions: [("domain", domain)])

@@ -5,7 +5,8 @@
 /// second); a worker that keeps dying waits longer each time (doubling to a cap); one that has
 /// run for ``stableAfter`` starts afresh. When a pool's workers have restarted more than
 /// ``intensity`` times within ``window``, the pool is failed: nothing is restarted until an
-/// operator scales it again. Pure values: the supervisor keeps the state.
+/// operator scales it again. Pure values: the supervisor keeps the state, and hands it instants
+/// of its clock.
 struct RestartPolicy: Sendable, Equatable {
     /// Restarts within ``window`` that a pool may have; one more fails it.
     var intensity: Int

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import Monarch
 import MonarchConfig
 import MonarchLoop
 import Synchronization
@@ -34,7 +35,8 @@ actor Supervisor {
         var restarts = 0
         /// Whether its process was ever started.
         var launched = false
-        var startedAt = ContinuousClock.now
+        /// When its process last started (or the slot was made), on the supervisor's clock.
+        var startedAt: ContinuousClock.Instant
         /// The start scheduled after an exit.
         var restartTimer: LoopTimer?
         /// Chosen to go (scale-down): its exit is expected, not restarted.
@@ -44,7 +46,10 @@ actor Supervisor {
         /// Whether it was told to stop (leaving, and SIGTERM sent or its slot removed): it can no
         /// longer be kept.
         var stopRequested = false
-        init(launch: WorkerLaunch) { self.launch = launch }
+        init(launch: WorkerLaunch, startedAt: ContinuousClock.Instant) {
+            self.launch = launch
+            self.startedAt = startedAt
+        }
 
         var name: String { launch.name }
     }
@@ -110,6 +115,9 @@ actor Supervisor {
     /// The key each started worker proves its name with.
     private let workerKeys: LocalWorkerKeys
     let policy: RestartPolicy
+    /// Where starts and exits are timed (a stable run, the restarts within the policy's
+    /// window): the coordinator's clock. Back-off delays are libuv timers, in real time.
+    nonisolated let clock: MonotonicClock
     private let makeLaunch: (Configuration.WorkerPool, Int) -> WorkerLaunch
     /// The pools, by kind, and their kinds in configuration order.
     private var pools: [String: Pool] = [:]
@@ -127,12 +135,15 @@ actor Supervisor {
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// A supervisor of the pools of `configuration`, starting workers with `makeLaunch` (a
-    /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`.
+    /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`, timed
+    /// on `clock`.
     init(
         configuration: Configuration, policy: RestartPolicy, environment: [String: String]?, workerKeys: LocalWorkerKeys,
-        loop: EventLoop, logger: Logger, makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
+        loop: EventLoop, logger: Logger, clock: MonotonicClock,
+        makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
     ) {
         self.policy = policy
+        self.clock = clock
         self.environment = WorkerEnvironment(configuration: configuration, base: environment)
         self.workerKeys = workerKeys
         self.loop = loop
@@ -166,7 +177,7 @@ actor Supervisor {
             let pool = pools[kind]!
             guard let settings = pool.settings else { continue }
             for ordinal in 1...max(pool.desired, 1) where ordinal <= pool.desired {
-                pool.slots.append(Slot(launch: makeLaunch(settings, ordinal)))
+                pool.slots.append(Slot(launch: makeLaunch(settings, ordinal), startedAt: clock.now))
             }
         }
         _ = try launchWaiting(upTo: max(atOnce, 1))
@@ -286,7 +297,7 @@ actor Supervisor {
         while started.count < limit && pool.slots.filter({ !$0.leaving }).count < pool.desired {
             while ordinals.contains(ordinal) { ordinal += 1 }
             ordinals.insert(ordinal)
-            let slot = Slot(launch: makeLaunch(settings, ordinal))
+            let slot = Slot(launch: makeLaunch(settings, ordinal), startedAt: clock.now)
             pool.slots.append(slot)
             pool.slots.sort { $0.launch.ordinal < $1.launch.ordinal }
             try launch(slot)
@@ -366,7 +377,7 @@ actor Supervisor {
 
     private func launch(_ slot: Slot) throws(ClusterError) {
         do {
-            slot.startedAt = .now
+            slot.startedAt = clock.now
             slot.launched = true
             // Its own key, beside what it inherits, never on its command line.
             var environment = self.environment.environment(for: slot.launch.kind)
@@ -397,7 +408,7 @@ actor Supervisor {
             onStartupExit?(slot.launch, exit)
             return
         }
-        if ContinuousClock.now - slot.startedAt > policy.stableAfter { slot.consecutiveExits = 0 }
+        if clock.now - slot.startedAt > policy.stableAfter { slot.consecutiveExits = 0 }
         scheduleRestart(of: slot, because: "\(exit)")
     }
 
@@ -405,7 +416,7 @@ actor Supervisor {
     /// the pool is failed); a start that fails is scheduled again the same way.
     private func scheduleRestart(of slot: Slot, because reason: String) {
         guard let pool = pools[slot.launch.kind], pool.failure == nil else { return }
-        let now = ContinuousClock.now
+        let now = clock.now
         pool.restartTimes.removeAll { now - $0 > policy.window }
         if policy.isExceeded(by: pool.restartTimes + [now], now: now) {
             let failure = "\(pool.restartTimes.count + 1) restarts within \(policy.window) (the limit is "
@@ -472,6 +483,7 @@ actor Supervisor {
             if signal != 0 {
                 for pool in allPools { for slot in pool.slots { slot.process?.signal(signal) } }
             }
+            // Real time, not ``clock``: this waits for processes to exit, with real sleeps.
             let start = ContinuousClock.now
             while ContinuousClock.now - start < wait {
                 if !allPools.contains(where: { $0.slots.contains { $0.process != nil } }) { return }

@@ -2,7 +2,8 @@ import Synchronization
 
 /// When a trip down the chain must be over: the deadline of its longest-waiting waiter. It
 /// only grows (a waiter that leaves early does not shorten the others' wait; the trip ends
-/// when its last waiter leaves). Safe from any thread.
+/// when its last waiter leaves). It reads no clock: its makers give it instants of the
+/// coordinator's (``Coordinator/clock``). Safe from any thread.
 final class TripBudget: Sendable {
     private let storedEnd: Mutex<ContinuousClock.Instant?>
 

@@ -79,11 +79,15 @@ final class WorkerPool: RequestProvider, Sendable {
     /// How a request finds its worker: by its cache key in a cache pool, else the least loaded.
     let placement: Placement
     private let state: LoopBound<State>
+    /// Where the pool reads the time (a request's budget left): the coordinator's clock.
+    let clock: MonotonicClock
 
-    init(kind: String, role: PoolRole = .provider, loop: EventLoop) {
+    /// A pool of `kind` workers, in `role`, on `loop`, reading the time on `clock`.
+    init(kind: String, role: PoolRole = .provider, loop: EventLoop, clock: MonotonicClock) {
         self.kind = kind
         self.role = role
         self.loop = loop
+        self.clock = clock
         self.placement = role == .cache ? .byCacheKey : .leastLoaded
         self.state = LoopBound(State(), loop: loop)
     }
@@ -187,7 +191,7 @@ final class WorkerPool: RequestProvider, Sendable {
 
     private func forward(_ request: Request, on trip: Trip?) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
-        let budget = trip?.budget ?? TripBudget(end: request.deadline.map { ContinuousClock.now + $0 })
+        let budget = trip?.budget ?? TripBudget(end: request.deadline.map { [clock] in clock.now + $0 })
         let host = Self.upstreamHost(of: request)
         var request = request
         var lost: [String] = []
@@ -208,7 +212,7 @@ final class WorkerPool: RequestProvider, Sendable {
                     code: .workerLost, message: "every \(kind) worker tried was lost mid-request (\(lost.joined(separator: ", ")))"))
             }
             let end = budget.end
-            if let end { request.deadline = max(.zero, end - ContinuousClock.now) }
+            if let end { request.deadline = max(.zero, end - clock.now) }
             switch await worker.forward(request, host: host) {
             case .answered(.failure(let failure))
             where budget.outgrew(end) && failure.code.isOutOfTime && request.isIdempotent:

@@ -42,7 +42,7 @@ final class WorkerSession: Sendable {
         var lostReason: String?
         var isDraining = false
         var isUnresponsive = false
-        var lastHeard = ContinuousClock.now
+        var lastHeard: ContinuousClock.Instant
         /// Callers of ``exchange(timeoutMs:_:)`` waiting for a `result` or `failure`, by id.
         var exchanges: [MessageID: CheckedContinuation<WireMessage?, Never>] = [:]
         var onLost: ((WorkerSession) -> Void)?
@@ -69,8 +69,10 @@ final class WorkerSession: Sendable {
     let connection: FrameConnection
     private let logger: Logger
     private let state: LoopBound<State>
+    /// Where the session reads the time: the coordinator's clock.
+    let clock: MonotonicClock
     /// When it registered.
-    let registeredAt = ContinuousClock.now
+    let registeredAt: ContinuousClock.Instant
 
     /// How many requests a worker that announces no `capacity` in its hello runs at once.
     static let defaultCapacity = 64
@@ -83,12 +85,17 @@ final class WorkerSession: Sendable {
     /// else ``capacity``.
     let hostCapacity: Int
 
-    init(id: String, hello: Hello, connection: FrameConnection, logger: Logger) {
+    /// The session of worker `id`, registered with `hello` on `connection`, reading the time
+    /// on `clock`.
+    init(id: String, hello: Hello, connection: FrameConnection, logger: Logger, clock: MonotonicClock) {
         self.id = id
         self.hello = hello
         self.connection = connection
         self.logger = logger
-        self.state = LoopBound(State(), loop: connection.loop)
+        self.clock = clock
+        let now = clock.now
+        self.registeredAt = now
+        self.state = LoopBound(State(lastHeard: now), loop: connection.loop)
         self.shardName = hello.name ?? id
         self.capacity = hello.capacity ?? Self.defaultCapacity
         self.hostCapacity = min(hello.hostCapacity ?? capacity, capacity)
@@ -292,13 +299,14 @@ final class WorkerSession: Sendable {
     /// Asks the worker to stop working on request `id`; its final answer is still expected,
     /// for ``cancelGrace``.
     private func cancel(_ id: MessageID) {
-        state.value.cancelled[id] = .now
+        state.value.cancelled[id] = clock.now
         try? connection.send(.cancel(CancelMessage(id: id)))
     }
 
     /// Forgets the cancelled requests the worker has not answered within ``cancelGrace`` of
-    /// their cancel: their slots free up, and an answer that still comes is ignored.
-    func forgetUnansweredCancellations(now: ContinuousClock.Instant = .now) {
+    /// their cancel, by `now` (on ``clock``): their slots free up, and an answer that still
+    /// comes is ignored.
+    func forgetUnansweredCancellations(now: ContinuousClock.Instant) {
         let overdue = state.value.cancelled.filter { now - $0.value > Self.cancelGrace }.keys
         guard !overdue.isEmpty else { return }
         for id in overdue {
@@ -312,7 +320,7 @@ final class WorkerSession: Sendable {
     }
 
     private func received(_ message: WireMessage) {
-        state.value.lastHeard = .now
+        state.value.lastHeard = clock.now
         // An unresponsive worker's late words change nothing: its requests went elsewhere.
         if isUnresponsive { return }
         if let id = message.id, let exchange = state.value.exchanges.removeValue(forKey: id) {

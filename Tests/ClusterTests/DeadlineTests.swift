@@ -129,28 +129,4 @@ struct DeadlineTests {
             }
         }
     }
-
-    @Test("A request retried after its worker was lost carries the budget that is left")
-    func budgetLeftAfterWorkerLoss() async throws {
-        try await TestCluster.with(ClusterOptions(bundleCount: 0)) { cluster in
-            let workerPath = cluster.folder.path + "/w.sock"
-            let first = try await FakeWorker(at: workerPath, name: "first")
-            let client = try await cluster.connect()
-            defer { Task { await client.close() } }
-            let asking = Task { await outcome(client, Request(path: "docs/hello.txt", deadline: .seconds(10))) }
-            let forwarded = try await first.nextRequest()
-            #expect((forwarded.deadlineMs ?? 0) > 9_000)
-            let second = try await FakeWorker(at: workerPath, name: "second")
-            // The fixed wait is what is tested: 1.5 s of the 10 s pass before the retry.
-            try await Task.sleep(for: .milliseconds(1500))
-            // The first worker goes away without answering: the request moves to the second.
-            first.disconnect()
-            let retried = try await second.nextRequest()
-            let left = try #require(retried.deadlineMs)
-            #expect(left <= 8_500, "the retry should get what is left of the 10 s, not \(left) ms")
-            second.fail(retried.id, code: "readFailed", "test")
-            let answer = try await within(10, "the answer") { await asking.value }
-            #expect(answer.success == nil)
-        }
-    }
 }

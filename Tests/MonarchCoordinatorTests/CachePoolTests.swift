@@ -6,8 +6,12 @@ import MonarchWire
 import Testing
 
 @Suite struct CachePoolTests {
-    func makePool(on loop: EventLoop, memory: Duration = .seconds(60), limit: Int = 1000) -> CachePool {
-        CachePool(kind: "cache", loop: loop, logger: Logger(label: "test"), invalidationMemory: memory, invalidationLimit: limit)
+    func makePool(
+        on loop: EventLoop, clock: MonotonicClock = .system, memory: Duration = .seconds(60), limit: Int = 1000
+    ) -> CachePool {
+        CachePool(
+            kind: "cache", loop: loop, logger: Logger(label: "test"), clock: clock, wallClock: .system, invalidationMemory: memory,
+            invalidationLimit: limit)
     }
 
     func request(_ key: String) -> Request { Request(path: "p", route: RouteContext(cacheKey: key)) }
@@ -21,7 +25,7 @@ import Testing
         let loop = try EventLoop(name: "cache-pool-test")
         defer { _ = loop.shutdown() }
         let cache = makePool(on: loop)
-        let network = WorkerPool(kind: "network", loop: loop)
+        let network = WorkerPool(kind: "network", loop: loop, clock: .system)
         let trip = WorkerPool.Trip(start: .now, budget: nil, client: 0)
         #expect(cache.pool.role == .cache && network.role == .provider)
         let cacheLeg = try #require(cache.onTrip(trip) as? PoolOnTrip<CachePool>)
@@ -66,13 +70,23 @@ import Testing
     func invalidationMemoryIsBoundedInTime() async throws {
         let loop = try EventLoop(name: "cache-pool-test")
         defer { _ = loop.shutdown() }
-        let pool = makePool(on: loop, memory: .milliseconds(50), limit: 1)
+        let clock = TestClock()
+        let pool = makePool(on: loop, clock: clock.clock, memory: .seconds(30), limit: 1)
+        let startedBefore = clock.now
+        clock.advance(by: .seconds(1))
         for index in 0..<3 { _ = await pool.invalidate(InvalidateMessage.Target.key("GET api k\(index)")) }
         #expect(try await loop.submit { pool.rememberedInvalidations } == 1)
-        try await loop.submit { pool.forgetOldInvalidations(now: .now + .seconds(1)) }
+        // Within the memory, an older trip's write-back is still dropped (the folded ones cover every key).
+        clock.advance(by: .seconds(30))
+        try await loop.submit { pool.forgetOldInvalidations(now: clock.now) }
+        #expect(try await loop.submit { pool.rememberedInvalidations } == 1)
+        await store(pool, "GET api other", tripStartedAt: startedBefore)
+        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        // Past it, nothing is remembered, folded or not: the same write-back is kept (no worker: not a skip).
+        clock.advance(by: .milliseconds(1))
+        try await loop.submit { pool.forgetOldInvalidations(now: clock.now) }
         #expect(try await loop.submit { pool.rememberedInvalidations } == 0)
-        // Nothing is remembered, folded or not: an old trip's write-back is kept (no worker: not a skip).
-        await store(pool, "GET api k0", tripStartedAt: .now - .seconds(10))
-        #expect(try await loop.submit { pool.storesSkipped } == 0)
+        await store(pool, "GET api other", tripStartedAt: startedBefore)
+        #expect(try await loop.submit { pool.storesSkipped } == 1)
     }
 }

@@ -76,7 +76,7 @@ struct FlightTableTests {
     func withTable(_ body: @Sendable (EventLoop, FlightTable) async throws -> Void) async throws {
         let loop = try EventLoop(name: "flights")
         defer { _ = loop.shutdown() }
-        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16)) }
+        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16), clock: .system) }
         try await body(loop, table)
     }
 
@@ -220,7 +220,7 @@ struct FlightTableTests {
     @Test("Deadline timers are kept for later waiters, at most 256, a kept timer still ends a wait at its deadline, and none is kept once closed")
     func deadlineTimersAreKeptAndWork() async throws {
         let loop = try EventLoop(name: "flights")
-        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16)) }
+        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16), clock: .system) }
         let provider = HeldProvider { call in .response(Response(body: Data("answer \(call)".utf8))) }
         let asks = (1...300).map { ask(table, on: loop, provider, key: "k\($0)", client: $0) }
         try await waitForCalls(provider, 300)

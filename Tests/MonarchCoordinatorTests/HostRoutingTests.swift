@@ -23,7 +23,7 @@ import Testing
     private func withRouting(_ body: (Router<RouteOptions>, [String: [any RequestProvider]]) throws -> Void) throws {
         let loop = try EventLoop(name: "host-routing-tests")
         defer { _ = loop.shutdown() }
-        try body(try Router<RouteOptions>(routes: Self.routes), ["site": [WorkerPool(kind: "network", loop: loop)]])
+        try body(try Router<RouteOptions>(routes: Self.routes), ["site": [WorkerPool(kind: "network", loop: loop, clock: .system)]])
     }
 
     private func plan(
@@ -105,7 +105,7 @@ import Testing
         configuration.limits.httpBodyBytes = 1000
         let routing = Routing(
             configuration: configuration, router: try Router<RouteOptions>(routes: Self.routes),
-            pools: ["network": WorkerPool(kind: "network", loop: loop)], cachePools: [:])
+            pools: ["network": WorkerPool(kind: "network", loop: loop, clock: .system)], cachePools: [:])
         #expect(routing.httpBodyBytes(target: "/page", host: "a.test") == 4 << 20)
         #expect(routing.httpBodyBytes(target: "http://a.test/page", host: "a.test") == 4 << 20)
         #expect(routing.httpBodyBytes(target: "/page", host: "c.test") == 1000)

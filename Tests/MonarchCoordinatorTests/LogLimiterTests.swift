@@ -30,13 +30,20 @@ final class LogRecord: Sendable {
     func limits() {
         let record = LogRecord()
         let logger = record.logger
-        var limiter = LogLimiter(linesPerInterval: 2, interval: .seconds(10))
-        let start = ContinuousClock.now
-        for index in 0..<5 { limiter.log(.warning, "refused \(index)", to: logger, now: start) }
+        let clock = TestClock()
+        var limiter = LogLimiter(linesPerInterval: 2, interval: .seconds(10), clock: clock.clock)
+        for index in 0..<5 { limiter.log(.warning, "refused \(index)", to: logger) }
         #expect(record.lines == ["refused 0", "refused 1"])
-        limiter.log(.warning, "refused 5", to: logger, now: start + .seconds(11))
-        #expect(record.lines.last == "refused 5 (3 similar lines left out before this one)")
-        limiter.log(.warning, "refused 6", to: logger, now: start + .seconds(11))
-        #expect(record.lines.last == "refused 6")
+        // Not yet a new interval: still left out.
+        clock.advance(by: .milliseconds(9_999))
+        limiter.log(.warning, "refused 5", to: logger)
+        #expect(record.lines.count == 2)
+        clock.advance(by: .milliseconds(1))
+        limiter.log(.warning, "refused 6", to: logger)
+        #expect(record.lines.last == "refused 6 (4 similar lines left out before this one)")
+        limiter.log(.warning, "refused 7", to: logger)
+        #expect(record.lines.last == "refused 7")
+        limiter.log(.warning, "refused 8", to: logger)
+        #expect(record.lines.count == 4)
     }
 }

@@ -21,7 +21,7 @@ import Testing
         let router = try Router<RouteOptions>(routes: Self.routes)
         return try RequestPlan(
             RequestMessage(id: 1, path: path, headers: headers), router: router,
-            chains: ["api": [WorkerPool(kind: "network", loop: loop)]], limits: Configuration.Limits())
+            chains: ["api": [WorkerPool(kind: "network", loop: loop, clock: .system)]], limits: Configuration.Limits())
     }
 
     @Test("A shared read does not carry tracing ids upstream; one that shares nothing carries all its headers")

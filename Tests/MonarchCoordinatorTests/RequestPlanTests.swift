@@ -26,7 +26,10 @@ import Testing
         let loop = try! EventLoop(name: "plan-tests")
         defer { _ = loop.shutdown() }
         let router = try! Router<RouteOptions>(routes: Self.routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop)], "static": [WorkerPool(kind: "bundle", loop: loop)]]
+        let chains = [
+            "api": [WorkerPool(kind: "network", loop: loop, clock: .system)],
+            "static": [WorkerPool(kind: "bundle", loop: loop, clock: .system)],
+        ]
         var limits = limits
         limits.timeout = defaultTimeout
         return try RequestPlan(message, router: router, chains: chains, limits: limits)
@@ -179,7 +182,7 @@ import Testing
         let loop = try EventLoop(name: "plan-tests")
         defer { _ = loop.shutdown() }
         let router = try Router<RouteOptions>(routes: routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop)]]
+        let chains = ["api": [WorkerPool(kind: "network", loop: loop, clock: .system)]]
         for path in ["u/..%2F..%2F.env", "u/a%5Cb", "u/%2F"] {
             let error = #expect(throws: ChainError.self) {
                 try RequestPlan(RequestMessage(id: 1, path: path), router: router, chains: chains, limits: Configuration.Limits())

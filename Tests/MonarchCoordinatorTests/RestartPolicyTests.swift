@@ -26,10 +26,18 @@ import Testing
 
     @Test("More restarts than the intensity within the window fail the pool; older ones do not count")
     func intensity() {
-        let now = ContinuousClock.now
-        let recent = [now - .seconds(5), now - .seconds(3), now - .seconds(1)]
-        #expect(!policy.isExceeded(by: recent, now: now))
-        #expect(policy.isExceeded(by: recent + [now], now: now))
-        #expect(!policy.isExceeded(by: [now - .seconds(120), now - .seconds(90)] + recent, now: now))
+        let clock = TestClock()
+        var restarts: [ContinuousClock.Instant] = []
+        // Two restarts long ago, then three within the last five seconds.
+        for gap in [Duration.zero, .seconds(30), .seconds(60), .seconds(2), .seconds(2)] {
+            clock.advance(by: gap)
+            restarts.append(clock.now)
+        }
+        clock.advance(by: .seconds(1))
+        #expect(!policy.isExceeded(by: restarts, now: clock.now), "the two old ones are out of the window")
+        #expect(policy.isExceeded(by: restarts + [clock.now], now: clock.now), "a fourth within the window")
+        // Once the window has passed over them, the three recent ones do not count either.
+        clock.advance(by: .seconds(61))
+        #expect(!policy.isExceeded(by: restarts + [clock.now], now: clock.now))
     }
 }

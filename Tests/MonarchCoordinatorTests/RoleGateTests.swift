@@ -55,22 +55,27 @@ import Testing
 @Suite struct HandshakeSlotsTests {
     @Test("A peer past its share pushes out its own oldest handshake once it has waited the grace, never another peer's")
     func perPeerShare() {
-        let start = ContinuousClock.now
-        var slots = HandshakeSlots<Int>(capacity: 8, perPeer: 3, grace: .seconds(1))
-        for ticket in 1...3 { let result = slots.take(ticket, from: "10.0.0.9", in: .tcpClients, now: start); #expect(result == nil) }
-        do { let result = slots.take(4, from: "10.0.0.1", in: .tcpClients, now: start); #expect(result == nil) }
+        let clock = TestClock()
+        var slots = HandshakeSlots<Int>(capacity: 8, perPeer: 3, grace: .seconds(1), clock: clock.clock)
+        for ticket in 1...3 { let result = slots.take(ticket, from: "10.0.0.9", in: .tcpClients); #expect(result == nil) }
+        do { let result = slots.take(4, from: "10.0.0.1", in: .tcpClients); #expect(result == nil) }
         // A client opening many connections at once has them all.
-        do { let result = slots.take(5, from: "10.0.0.9", in: .tcpClients, now: start); #expect(result == nil) }
+        do { let result = slots.take(5, from: "10.0.0.9", in: .tcpClients); #expect(result == nil) }
         #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 4)
+        // Just short of the grace, nothing of its own is pushed out yet.
+        clock.advance(by: .milliseconds(999))
+        do { let result = slots.take(6, from: "10.0.0.9", in: .tcpClients); #expect(result == nil) }
+        #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 5)
         // Past the grace, its oldest makes room.
-        do { let result = slots.take(6, from: "10.0.0.9", in: .tcpClients, now: start + .seconds(2)); #expect(result == 1) }
-        #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 4)
+        clock.advance(by: .milliseconds(1))
+        do { let result = slots.take(7, from: "10.0.0.9", in: .tcpClients); #expect(result == 1) }
+        #expect(slots.count(from: "10.0.0.9", in: .tcpClients) == 5)
         #expect(slots.count(from: "10.0.0.1", in: .tcpClients) == 1)
     }
 
     @Test("A full door pushes out the oldest handshake of the peer holding the most; other doors are untouched")
     func fullDoor() {
-        var slots = HandshakeSlots<Int>(capacity: 4, perPeer: 4)
+        var slots = HandshakeSlots<Int>(capacity: 4, perPeer: 4, clock: TestClock().clock)
         do { let result = slots.take(1, from: "a", in: .tcpClients); #expect(result == nil) }
         do { let result = slots.take(2, from: "b", in: .tcpClients); #expect(result == nil) }
         do { let result = slots.take(3, from: "b", in: .tcpClients); #expect(result == nil) }
@@ -79,7 +84,7 @@ import Testing
         do { let result = slots.take(6, from: "c", in: .tcpClients); #expect(result == 2, "b holds three now") }
         // Unix-socket connections are held to the capacity alone, not to a peer's share.
         do {
-            var local = HandshakeSlots<Int>(capacity: 4, perPeer: 1, grace: .zero)
+            var local = HandshakeSlots<Int>(capacity: 4, perPeer: 1, grace: .zero, clock: TestClock().clock)
             for ticket in 1...4 { let result = local.take(ticket, from: HandshakeSlots<Int>.localPeer, in: .workers); #expect(result == nil) }
             let result = local.take(5, from: HandshakeSlots<Int>.localPeer, in: .workers)
             #expect(result == 1)
@@ -98,14 +103,17 @@ import Testing
 @Suite struct TokenBucketTests {
     @Test("A burst is allowed, then the rate; a quiet spell refills up to the burst only")
     func rate() {
-        let start = ContinuousClock.now
-        var bucket = TokenBucket(ratePerSecond: 10, burst: 10, now: start)
-        for _ in 0..<10 { let taken = bucket.take(now: start); #expect(taken) }
-        do { let taken = bucket.take(now: start); #expect(!taken) }
-        do { let taken = bucket.take(now: start + .milliseconds(50)); #expect(!taken) }
-        do { let taken = bucket.take(now: start + .milliseconds(110)); #expect(taken) }
-        let later = start + .seconds(60)
-        for _ in 0..<10 { let taken = bucket.take(now: later); #expect(taken) }
-        do { let taken = bucket.take(now: later); #expect(!taken) }
+        let clock = TestClock()
+        var bucket = TokenBucket(ratePerSecond: 10, burst: 10, clock: clock.clock)
+        for _ in 0..<10 { let taken = bucket.take(); #expect(taken) }
+        do { let taken = bucket.take(); #expect(!taken) }
+        clock.advance(by: .milliseconds(50))
+        do { let taken = bucket.take(); #expect(!taken) }
+        clock.advance(by: .milliseconds(60))
+        do { let taken = bucket.take(); #expect(taken) }
+        do { let taken = bucket.take(); #expect(!taken, "one token refilled in 110 ms, and it is taken") }
+        clock.advance(by: .seconds(60))
+        for _ in 0..<10 { let taken = bucket.take(); #expect(taken) }
+        do { let taken = bucket.take(); #expect(!taken, "a minute's quiet refills the burst, no more") }
     }
 }

@@ -58,7 +58,10 @@ import Testing
         let loop = try EventLoop(name: "route-cache-tests")
         defer { _ = loop.shutdown() }
         let router = try Router<RouteOptions>(routes: RequestPlanTests.routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop)], "static": [WorkerPool(kind: "bundle", loop: loop)]]
+        let chains = [
+            "api": [WorkerPool(kind: "network", loop: loop, clock: .system)],
+            "static": [WorkerPool(kind: "bundle", loop: loop, clock: .system)],
+        ]
         let cache = RouteCache()
         for message in [
             RequestMessage(id: 1, path: "/users/42?b=2&a=1"), RequestMessage(id: 2, path: "docs/a/b?x=1"),

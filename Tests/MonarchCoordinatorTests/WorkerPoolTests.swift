@@ -13,7 +13,7 @@ struct WorkerPoolTests {
             _ = loop.shutdown()
             _ = other.shutdown()
         }
-        let pool = WorkerPool(kind: "network", loop: loop)
+        let pool = WorkerPool(kind: "network", loop: loop, clock: .system)
         #expect(await Task(executorPreference: loop) { pool.runsInTaskPreferringLoop }.value)
         #expect(await Task { pool.runsInTaskPreferringLoop }.value == false)
         #expect(await Task(executorPreference: other) { pool.runsInTaskPreferringLoop }.value == false)

@@ -123,7 +123,7 @@ enum HTTPExchange {
         var headers = [
             HTTPHeader(name: "Content-Type", value: "text/plain; charset=utf-8"),
             HTTPHeader(name: "Content-Length", value: String(body.count)),
-            HTTPHeader(name: "Date", value: HTTPDate.now()),
+            HTTPHeader(name: "Date", value: HTTPDate.now()),  // wall-clock time, sent to the client
         ]
         if let code { headers.append(HTTPHeader(name: "Monarch-Error", value: code)) }
         headers += extra
@@ -165,6 +165,7 @@ enum HTTPExchange {
         }
         let lines = headLines(of: fields)
         var headers = lines.headers
+        // Wall-clock time: the `Date` header is sent to the client.
         if !lines.hasDate { headers.append(HTTPHeader(name: "Date", value: HTTPDate.now())) }
         let headLength = lines.contentLength
         let noBody = method == "HEAD" || status == 204 || status == 304

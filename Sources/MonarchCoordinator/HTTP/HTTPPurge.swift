@@ -205,7 +205,7 @@ enum HTTPPurge {
         var headers = [
             HTTPHeader(name: "Content-Type", value: "application/json"),
             HTTPHeader(name: "Content-Length", value: String(body.count)),
-            HTTPHeader(name: "Date", value: HTTPDate.now()),
+            HTTPHeader(name: "Date", value: HTTPDate.now()),  // wall-clock time, sent to the client
             HTTPHeader(name: "Cache-Control", value: "no-store"),
         ]
         if let code { headers.append(HTTPHeader(name: "Monarch-Error", value: code)) }

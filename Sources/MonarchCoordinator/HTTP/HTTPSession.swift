@@ -1,3 +1,4 @@
+import Monarch
 import MonarchConfig
 import MonarchHTTP
 import MonarchLoop
@@ -34,8 +35,10 @@ actor HTTPSession {
     private var waiter: Int?
     private var answering = false
     private var served = 0
-    private let openedAt = ContinuousClock.now
-    private var lastActivity = ContinuousClock.now
+    /// Where the session reads the time: the coordinator's clock.
+    private let clock: MonotonicClock
+    private let openedAt: ContinuousClock.Instant
+    private var lastActivity: ContinuousClock.Instant
     /// When the first byte of the request now arriving came.
     private var requestStartedAt: ContinuousClock.Instant?
     private var continueSent = false
@@ -47,7 +50,7 @@ actor HTTPSession {
     private var answeringInline = false
     /// Bytes queued for the client at the last tick, and when the client last took some.
     private var lastQueued = 0
-    private var lastWriteProgress = ContinuousClock.now
+    private var lastWriteProgress: ContinuousClock.Instant
 
     /// A session on `connection`, answering through `coordinator`; `onClose` runs once when it ends.
     init(
@@ -59,6 +62,9 @@ actor HTTPSession {
         self.connection = connection
         self.coordinator = coordinator
         self.limits = limits
+        self.clock = coordinator.clock
+        let now = clock.now
+        (openedAt, lastActivity, lastWriteProgress) = (now, now, now)
         var httpLimits = HTTPLimits()
         httpLimits.requestLineBytes = limits.httpRequestLineBytes
         httpLimits.headerBlockBytes = limits.httpHeaderBlockBytes
@@ -84,6 +90,7 @@ actor HTTPSession {
             if writable { assumeIsolated { $0.answerNext() } }
         }
         timer = try? LoopTimer(on: loop)
+        // Fires in real time; what it decides is read on the coordinator's clock.
         timer?.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in assumeIsolated { $0.tick() } }
         connection.startReading()
     }
@@ -101,7 +108,7 @@ actor HTTPSession {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        let now = ContinuousClock.now
+        let now = clock.now
         if requestStartedAt == nil { requestStartedAt = now }
         lastActivity = now
         parser.append(bytes)
@@ -126,7 +133,7 @@ actor HTTPSession {
                 return
             case .success(let request):
                 continueSent = false
-                requestStartedAt = parser.bufferedBytes > 0 ? .now : nil
+                requestStartedAt = parser.bufferedBytes > 0 ? clock.now : nil
                 answer(request)
             }
         }
@@ -155,7 +162,7 @@ actor HTTPSession {
             return
         }
         answering = true
-        let closing = !request.keepAlive || served >= limits.httpRequests || ContinuousClock.now - openedAt >= limits.httpConnectionAge
+        let closing = !request.keepAlive || served >= limits.httpRequests || clock.now - openedAt >= limits.httpConnectionAge
         let host = request.host
         if request.method == HTTPPurge.method {
             Task(executorPreference: loop) { [self, peer, coordinator] in
@@ -166,7 +173,7 @@ actor HTTPSession {
         }
         let message = HTTPExchange.message(for: request, id: MessageID(served))
         answeringInline = true
-        let waiter = coordinator.answer(message, host: host, for: id) { [self] answer in
+        let waiter = coordinator.answer(message, host: host, for: id, arrived: clock.now) { [self] answer in
             assumeIsolated { $0.answered(answer, to: request, host: host, closing: closing) }
         }
         answeringInline = false
@@ -235,7 +242,7 @@ actor HTTPSession {
             var bytes = output.bytes
             connection.write(taking: &bytes)
         }
-        lastActivity = .now
+        lastActivity = clock.now
         if closing {
             ended = true
             connection.closeAfterWrites()
@@ -246,7 +253,7 @@ actor HTTPSession {
     /// `httpKeepAlive` is closed outright; a request taking too long to arrive gets 408; an
     /// idle connection past `httpKeepAlive` or one past `httpConnectionAge` is closed.
     private func tick() {
-        let now = ContinuousClock.now
+        let now = clock.now
         let queued = connection.queuedWriteBytes
         if queued == 0 || queued < lastQueued { lastWriteProgress = now }
         lastQueued = queued

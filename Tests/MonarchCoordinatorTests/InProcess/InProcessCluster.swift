@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import Logging
+import Monarch
 import MonarchConfig
 @testable import MonarchCoordinator
 import MonarchLoop
@@ -26,9 +27,11 @@ struct InProcessCluster: Sendable {
     let coordinator: Coordinator
 
     /// Runs `body` against a coordinator with `yaml`'s domains, routes and limits (its
-    /// `listen` section is filled in and never bound), then shuts everything down.
+    /// `listen` section is filled in and never bound), reading the time on `clock` (and, for
+    /// its hot tier, `wallClock`), then shuts everything down.
     static func with(
-        _ yaml: String, _ body: @Sendable (InProcessCluster) async throws -> Void
+        _ yaml: String, clock: MonotonicClock = .system, wallClock: WallClock = .system,
+        _ body: @Sendable (InProcessCluster) async throws -> Void
     ) async throws {
         var parsed = try Configuration.parse(
             yaml: "listen: { clients: unix:/nonexistent/c.sock, workers: unix:/nonexistent/w.sock }\n" + yaml,
@@ -49,7 +52,8 @@ struct InProcessCluster: Sendable {
         let peers = try EventLoop(name: "peers")
         let logger = { var logger = Logger(label: "in-process"); logger.logLevel = .critical; return logger }()
         let coordinator = try await loop.submit {
-            let coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
+            let coordinator = try Coordinator(
+                configuration: configuration, loop: loop, logger: logger, clock: clock, wallClock: wallClock)
             try coordinator.startTimers()
             return coordinator
         }
@@ -92,12 +96,15 @@ struct InProcessCluster: Sendable {
         TestClient(connection: try await connect(as: .client, hello: Hello(role: .client, features: features)), reading: reading)
     }
 
-    /// A worker of `kind` called `name`, offering `features` in its hello, registered once this returns.
-    func worker(kind: String, name: String, capacity: Int? = nil, features: [String]? = nil) async throws -> ScriptedWorker {
+    /// A worker of `kind` called `name`, offering `features` in its hello, registered once this
+    /// returns; unless `answersPings`, it never answers a ping.
+    func worker(
+        kind: String, name: String, capacity: Int? = nil, features: [String]? = nil, answersPings: Bool = true
+    ) async throws -> ScriptedWorker {
         let before = try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 }
         let connection = try await connect(
             as: .worker, hello: Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name, features: features))
-        let worker = ScriptedWorker(connection: connection)
+        let worker = ScriptedWorker(connection: connection, answersPings: answersPings)
         try await eventually("\(name) to register") {
             try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 } > before
         }
@@ -185,12 +192,14 @@ final class ScriptedWorker: Sendable {
     let connection: AsyncFrameConnection
     private let inbox = Inbox()
 
-    init(connection: AsyncFrameConnection) {
+    /// A worker on `connection`; unless `answersPings`, pings are kept with the other messages,
+    /// unanswered.
+    init(connection: AsyncFrameConnection, answersPings: Bool = true) {
         self.connection = connection
         let inbox = inbox
         Task {
             while let message = try? await connection.nextMessage() {
-                if case .ping(let ping) = message {
+                if answersPings, case .ping(let ping) = message {
                     try? await connection.send(.pong(PongMessage(id: ping.id)))
                     continue
                 }
