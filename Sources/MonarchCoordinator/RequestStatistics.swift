@@ -17,19 +17,28 @@ struct RequestStatistics {
         var statusLabel: String { status.map(String.init) ?? "failure" }
     }
 
-    /// Answers by domain, source and status, since start.
-    private(set) var answers: [AnswerKey: Int] = [:]
-    /// Failures by domain and code, since start.
-    private(set) var failures: [FailurePair: Int] = [:]
-    /// Cache hits and misses by domain (domains whose chain has a cache), since start.
-    private(set) var cacheHits: [String: Int] = [:]
-    private(set) var cacheMisses: [String: Int] = [:]
-    /// Of the cache hits, those the hot tier answered, by domain, since start.
-    private(set) var hotHits: [String: Int] = [:]
-    /// The last minute, by domain.
-    private(set) var recent: [String: DomainStatistics] = [:]
-    /// Latency timers by domain, when metrics are on.
-    private var timers: [String: Timer] = [:]
+    /// What one domain's answers came to (one lookup of the domain per answer).
+    private struct DomainTotals {
+        /// Answers by source (`none` for a failure) and status (nil for a failure).
+        var answers: [SourceAndStatus: Int] = [:]
+        /// Failures by code.
+        var failures: [String: Int] = [:]
+        var cacheHits = 0
+        var cacheMisses = 0
+        var hotHits = 0
+        /// The last minute.
+        var recent: DomainStatistics
+        /// The latency timer, when metrics are on (made at the domain's first answer).
+        var timer: Timer?
+    }
+
+    private struct SourceAndStatus: Hashable {
+        var source: String
+        var status: Int?
+    }
+
+    /// The totals of every domain that has had an answer, since start.
+    private var domains: [String: DomainTotals] = [:]
     private let metricsOn: Bool
     /// The clock the last minute's slices are cut on.
     private let clock: MonotonicClock
@@ -56,22 +65,57 @@ struct RequestStatistics {
         hot: Bool = false
     ) {
         let hit = cacheHit ?? false
-        answers[AnswerKey(domain: domain, source: source ?? "none", status: status), default: 0] += 1
-        if let failureCode { failures[FailurePair(domain: domain, code: failureCode), default: 0] += 1 }
-        if cacheHit != nil {
-            if hit { cacheHits[domain, default: 0] += 1 } else { cacheMisses[domain, default: 0] += 1 }
-        }
-        if hot { hotHits[domain, default: 0] += 1 }
-        recent[domain, default: DomainStatistics(clock: clock)].record(latency: latency, hit: hit, hot: hot)
-        if metricsOn {
-            let timer = timers[domain] ?? {
-                let made = Timer(label: "monarch_request_duration_seconds", dimensions: [("domain", domain)])
-                timers[domain] = made
-                return made
-            }()
-            timer.recordNanoseconds(max(0, latency.wholeMicroseconds * 1000))
+        let metricsOn = metricsOn
+        let clock = clock
+        withTotals(of: domain, clock: clock) { totals in
+            totals.answers[SourceAndStatus(source: source ?? "none", status: status), default: 0] += 1
+            if let failureCode { totals.failures[failureCode, default: 0] += 1 }
+            if cacheHit != nil {
+                if hit { totals.cacheHits += 1 } else { totals.cacheMisses += 1 }
+            }
+            if hot { totals.hotHits += 1 }
+            totals.recent.record(latency: latency, hit: hit, hot: hot)
+            if metricsOn {
+                let timer = totals.timer ?? Timer(label: "monarch_request_duration_seconds", dimensions: [("domain", domain)])
+                totals.timer = timer
+                timer.recordNanoseconds(max(0, latency.wholeMicroseconds * 1000))
+            }
         }
     }
+
+    /// Runs `change` on the totals of `domain`, in place (made at its first answer).
+    private mutating func withTotals(of domain: String, clock: MonotonicClock, _ change: (inout DomainTotals) -> Void) {
+        change(&domains[domain, default: DomainTotals(recent: DomainStatistics(clock: clock))])
+    }
+
+    /// Answers by domain, source and status, since start.
+    var answers: [AnswerKey: Int] {
+        var answers: [AnswerKey: Int] = [:]
+        for (domain, totals) in domains {
+            for (kind, count) in totals.answers {
+                answers[AnswerKey(domain: domain, source: kind.source, status: kind.status)] = count
+            }
+        }
+        return answers
+    }
+
+    /// Failures by domain and code, since start.
+    var failures: [FailurePair: Int] {
+        var failures: [FailurePair: Int] = [:]
+        for (domain, totals) in domains {
+            for (code, count) in totals.failures { failures[FailurePair(domain: domain, code: code)] = count }
+        }
+        return failures
+    }
+
+    /// Cache hits by domain (domains with any), since start.
+    var cacheHits: [String: Int] { domains.compactMapValues { $0.cacheHits > 0 ? $0.cacheHits : nil } }
+    /// Cache misses by domain (domains with any), since start.
+    var cacheMisses: [String: Int] { domains.compactMapValues { $0.cacheMisses > 0 ? $0.cacheMisses : nil } }
+    /// Of the cache hits, those the hot tier answered, by domain (domains with any), since start.
+    var hotHits: [String: Int] { domains.compactMapValues { $0.hotHits > 0 ? $0.hotHits : nil } }
+    /// The last minute, by domain.
+    var recent: [String: DomainStatistics] { domains.mapValues(\.recent) }
 
     /// Answers since start by the provider that gave them.
     var answersBySource: [String: Int] {
