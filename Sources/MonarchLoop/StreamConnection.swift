@@ -254,29 +254,21 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Copies `bytes` into one allocation with its write request and hands it to libuv.
     private func queueWrite(_ bytes: UnsafeRawBufferPointer) -> UVError? {
         let request = WriteRequest.make(copying: bytes)
-        var buffer = uv_buf_init(request.bytes.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
-        let result = uv_write(request.pointer, stream, &buffer, 1) { request, status in
-            guard let request else { return }
-            let count = WriteRequest.byteCount(of: request)
-            let stream = UnsafeMutableRawPointer(request.pointee.handle)
-            WriteRequest.free(request)
-            LoopHandle.owner(of: stream, as: StreamConnection.self)?.didWrite(count, status: status)
-        }
-        if result < 0 {
-            WriteRequest.free(request.pointer)
-            return UVError(code: result, operation: "write")
-        }
-        pendingWrites += 1
-        queuedWriteBytes += bytes.count
-        return nil
+        return submit(request.pointer, writing: request.bytes, count: bytes.count)
     }
 
     /// Hands `body` from `offset` on to libuv, held (not copied) until it is written.
     private func queueWrite(_ body: SharedBytes, from offset: Int) -> UVError? {
-        let request = WriteRequest.make(holding: body, count: body.count - offset)
-        var buffer = uv_buf_init(
-            UnsafeMutablePointer(mutating: (body.bytes.baseAddress! + offset).assumingMemoryBound(to: CChar.self)),
-            UInt32(body.count - offset))
+        let count = body.count - offset
+        return submit(
+            WriteRequest.make(holding: body, count: count),
+            writing: UnsafeMutableRawPointer(mutating: body.bytes.baseAddress! + offset), count: count)
+    }
+
+    /// Hands libuv `request` (a ``WriteRequest``) writing the `count` bytes at `bytes`; the
+    /// write callback frees it, and so does a refusal.
+    private func submit(_ request: UnsafeMutablePointer<uv_write_t>, writing bytes: UnsafeMutableRawPointer, count: Int) -> UVError? {
+        var buffer = uv_buf_init(bytes.assumingMemoryBound(to: CChar.self), UInt32(count))
         let result = uv_write(request, stream, &buffer, 1) { request, status in
             guard let request else { return }
             let count = WriteRequest.byteCount(of: request)
@@ -289,7 +281,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
             return UVError(code: result, operation: "write")
         }
         pendingWrites += 1
-        queuedWriteBytes += body.count - offset
+        queuedWriteBytes += count
         return nil
     }
 
