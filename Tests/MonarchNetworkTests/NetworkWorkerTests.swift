@@ -107,7 +107,7 @@ import Glibc
         try await withHarness { harness in
             let session = try await Session.start(harness.provider(), on: harness.loop, welcome: Welcome())
             try await session.worker.send(.request(RequestMessage(
-                id: 7, path: "slow", upstream: harness.origin.url("/slow?ms=10000&name=worker-cancel"))))
+                id: 7, path: "slow", upstream: harness.origin.url("/slow?ms=120000&name=worker-cancel"))))
             try await harness.waitForHit("/slow")
             let cancelledAt = ContinuousClock.now
             try await session.worker.send(.cancel(CancelMessage(id: 7)))
@@ -118,7 +118,8 @@ import Glibc
             }
             #expect(failure.id == 7)
             #expect(failure.error.code == "cancelled")
-            #expect(ContinuousClock.now - cancelledAt < .seconds(9))
+            // Far sooner than the origin's answer would come, even on a loaded machine.
+            #expect(ContinuousClock.now - cancelledAt < .seconds(60))
             let next = try await session.fetch(harness.origin.url("/json"), id: 8)
             guard case .response(let response)? = next else {
                 Issue.record("expected a response, got \(String(describing: next))")
