@@ -36,7 +36,10 @@ final class Flight {
     let attempts = AttemptLog()
     /// The waiters not answered yet, by their number in the table.
     var waiters = WaiterList()
+    /// The trip, when it runs as a task (see ``loopTrip``).
     var task: Task<Void, Never>?
+    /// The trip, when loop callbacks drive it (``LoopTrip``).
+    var loopTrip: LoopTrip?
     /// The request the trip answers, and the chain it goes down.
     let request: Request
     let providers: [any RequestProvider]
@@ -263,9 +266,13 @@ actor FlightTable {
                             }
                             done(result, prepared)
                         }
+                        // Once its waiter is enlisted: a trip answers it, never before.
+                        own.loopTrip?.start()
                     }
                 }
             }
+            // Once its first waiter is enlisted: a trip answers it, never before.
+            if startedTheTrip { flight.loopTrip?.start() }
             return waiter
         }
     }
@@ -292,6 +299,14 @@ actor FlightTable {
         if let key { shared[key] = flight.id }
         let (id, attempts, work) = (flight.id, flight.attempts, work)
         let trip = WorkerPool.Trip(start: flight.began, budget: budget, client: client, notes: flight.notes)
+        let legs = Self.legs(of: providers, on: trip)
+        if let steps = ChainSteps(request, along: legs, refreshes: work.refreshes, background: work.background) {
+            // Driven by loop callbacks, started once its first waiter is enlisted.
+            flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, attempts: attempts) { [unowned self] result in
+                complete(id, with: result)
+            }
+            return flight
+        }
         flight.task = Task(executorPreference: loop) { [self] in
             let result = await Self.fly(request, along: providers, work: work, trip: trip, attempts: attempts)
             complete(id, with: result)
@@ -306,7 +321,7 @@ actor FlightTable {
         _ request: Request, along providers: [any RequestProvider], work: ChainWork, trip: WorkerPool.Trip,
         attempts: AttemptLog
     ) async -> Result<Response, ChainError> {
-        let legs = providers.map { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }
+        let legs = Self.legs(of: providers, on: trip)
         do throws(ChainError) {
             return .success(try await ProviderChain.perform(
                 request, along: legs, refreshes: work.refreshes, background: work.background
@@ -314,6 +329,12 @@ actor FlightTable {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The providers as `trip`'s chain asks them: each pool is handed the trip
+    /// (``TripPool/onTrip(_:)``), its write-backs and refreshes included.
+    private static func legs(of providers: [any RequestProvider], on trip: WorkerPool.Trip) -> [any RequestProvider] {
+        providers.map { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }
     }
 
     /// Notes `waiter` in `flight`, answered by `deliver` when the trip ends or the waiter's
@@ -338,10 +359,12 @@ actor FlightTable {
         guard let left = flight.waiters.remove(waiter) else { return }
         flightOf[waiter] = nil
         recycle(left.timer)
-        if flight.waiters.isEmpty, let task = flight.task {
+        if flight.waiters.isEmpty, flight.task != nil || flight.loopTrip != nil {
             // Nobody waits for the trip any more.
+            flight.task?.cancel()
+            flight.loopTrip?.cancel()
             flight.task = nil
-            task.cancel()
+            flight.loopTrip = nil
             unshare(flight)
             flights[flight.id] = nil
         }
@@ -354,6 +377,7 @@ actor FlightTable {
         assumeIsolated { table in
             guard let flight = table.flights.removeValue(forKey: id) else { return }
             flight.task = nil
+            flight.loopTrip = nil
             table.unshare(flight)
             let answered = flight.waiters
             flight.waiters = WaiterList()
