@@ -8,19 +8,35 @@
 /// at once, its write-back begun as the chain begins it. A stale response (revalidation,
 /// stale while revalidate, stale if error) goes back to the asynchronous run.
 package struct ChainSteps: Sendable {
+    /// The run over the providers as they are.
     private let run: ChainRun
     /// The positions of `run.providers` in the order they are asked.
     private let order: [Int]
+    /// The provider the run writes back to and goes on with in place of each one.
+    private let leg: @Sendable (any RequestProvider) -> any RequestProvider
 
-    /// The stepwise run of `request` down `providers`; nil when the request takes another path
-    /// (a relayed request follows HTTP's rules) or no provider serves it: the caller then
-    /// runs ``ProviderChain/perform(_:along:refreshes:background:onAttempt:)``.
-    package init?(_ request: Request, along providers: [any RequestProvider], refreshes: RefreshGate, background: BackgroundWork) {
+    /// The stepwise run of `request` down `providers`, where the write-backs and the rest of
+    /// the run asked asynchronously go to `leg` of each provider (the provider as one trip
+    /// sees it; `leg` must keep whether it stores responses); nil when the request takes
+    /// another path (a relayed request follows HTTP's rules) or no provider serves it: the
+    /// caller then runs ``ProviderChain/perform(_:along:refreshes:background:onAttempt:)``.
+    package init?(
+        _ request: Request, along providers: [any RequestProvider],
+        leg: @escaping @Sendable (any RequestProvider) -> any RequestProvider = { $0 },
+        refreshes: RefreshGate, background: BackgroundWork
+    ) {
         guard !request.relay else { return nil }
         let usable = ProviderChain.reachable(for: request, from: providers)
         guard !usable.isEmpty else { return nil }
         run = ChainRun(request: request, providers: usable, refreshes: refreshes, background: background)
         order = ChainRun.askingOrder(request.policy, usable)
+        self.leg = leg
+    }
+
+    /// The run over the legs of the providers (made only when a write-back or the
+    /// asynchronous rest needs it).
+    private var legRun: ChainRun {
+        ChainRun(request: run.request, providers: run.providers.map(leg), refreshes: run.refreshes, background: run.background)
     }
 
     /// The request the run answers.
@@ -55,7 +71,7 @@ package struct ChainSteps: Sendable {
         case .response(var response):
             guard !response.stale else { return .finishAsync }
             if response.source == nil { response.source = provider.name }
-            run.writeBack(response, answeredAt: order[step])
+            if order[step] > 0 { legRun.writeBack(response, answeredAt: order[step]) }
             return .answer(response)
         case .miss(let reason):
             attempt = ProviderAttempt(provider: provider.name, outcome: .miss, message: reason)
@@ -75,6 +91,6 @@ package struct ChainSteps: Sendable {
     package func finish(
         from step: Int, known: ProviderOutcome?, prior: [ProviderAttempt], onAttempt: (ProviderAttempt) -> Void
     ) async throws(ChainError) -> Response {
-        try await run.ask(Array(order[step...]), held: nil, prior: prior, known: known, onAttempt: onAttempt)
+        try await legRun.ask(Array(order[step...]), held: nil, prior: prior, known: known, onAttempt: onAttempt)
     }
 }

@@ -299,8 +299,10 @@ actor FlightTable {
         if let key { shared[key] = flight.id }
         let (id, attempts, work) = (flight.id, flight.attempts, work)
         let trip = WorkerPool.Trip(start: flight.began, budget: budget, client: client, notes: flight.notes)
-        let legs = Self.legs(of: providers, on: trip)
-        if let steps = ChainSteps(request, along: legs, refreshes: work.refreshes, background: work.background) {
+        if let steps = ChainSteps(
+            request, along: providers, leg: { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }, refreshes: work.refreshes,
+            background: work.background)
+        {
             // Driven by loop callbacks, started once its first waiter is enlisted.
             flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, attempts: attempts) { [unowned self] result in
                 complete(id, with: result)
@@ -404,12 +406,12 @@ actor FlightTable {
     /// ``HeldAnswers``).
     private func hold(_ response: Response, prepared: PreparedResponse?, of flight: Flight) {
         let request = flight.request
-        guard let key = flight.key, let cacheKey = request.route.cacheKey, request.policy != .noCache,
-            request.isShareable, response.mayBeShared, response.mayBeStored
-        else { return }
+        guard let key = flight.key, let cacheKey = request.route.cacheKey, request.policy != .noCache else { return }
         let pools = flight.providers.compactMap { $0 as? CachePool }
-        // Not an answer a cache gave: that one is kept already.
+        // Not an answer a cache gave: that one is kept already. (Checked first: it is the
+        // cheapest test, and a cache's answer is the most common.)
         guard !pools.isEmpty, !pools.contains(where: { $0.name == response.source }) else { return }
+        guard request.isShareable, response.mayBeShared, response.mayBeStored else { return }
         var hold = HeldAnswers.longestHold
         if let ttl = response.ttl ?? request.route.ttl { hold = min(hold, ttl) }
         for pool in pools { hold = min(hold, pool.invalidationMemory) }

@@ -78,8 +78,8 @@ final class LoopTrip: @unchecked Sendable {
     /// the loop; and its cache pool when it is one.
     private func pools(at step: Int) -> (WorkerPool, CachePool?)? {
         switch steps.provider(at: step) {
-        case let leg as PoolOnTrip<WorkerPool>: (leg.pool, nil)
-        case let leg as PoolOnTrip<CachePool>: (leg.pool.pool, leg.pool)
+        case let pool as WorkerPool: (pool, nil)
+        case let cache as CachePool: (cache.pool, cache)
         default: nil
         }
     }
