@@ -304,7 +304,8 @@ actor FlightTable {
             background: work.background)
         {
             // Driven by loop callbacks, started once its first waiter is enlisted.
-            flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, attempts: attempts) { [unowned self] result in
+            // Held strongly, as a trip's task holds the table, until the flight ends.
+            flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, attempts: attempts) { [self] result in
                 complete(id, with: result)
             }
             return flight
