@@ -28,6 +28,9 @@ final class LoopTrip: @unchecked Sendable {
     private var recorded: [ProviderAttempt] = []
     /// The step of the chain being asked.
     private var step = 0
+    /// The pool behind the provider at ``step`` (and its cache pool when it is one), found once
+    /// per step: nil when it is no pool.
+    private var pools: (WorkerPool, CachePool?)?
     /// Workers of the pool being asked that were lost while they had the request.
     private var lost: [String] = []
     /// The budget's end when the request last went out.
@@ -76,7 +79,7 @@ final class LoopTrip: @unchecked Sendable {
 
     /// The pool behind the provider at `step`, when it is one a request can be sent to from
     /// the loop; and its cache pool when it is one.
-    private func pools(at step: Int) -> (WorkerPool, CachePool?)? {
+    private func findPools(at step: Int) -> (WorkerPool, CachePool?)? {
         switch steps.provider(at: step) {
         case let pool as WorkerPool: (pool, nil)
         case let cache as CachePool: (cache.pool, cache)
@@ -87,7 +90,8 @@ final class LoopTrip: @unchecked Sendable {
     private func ask(_ step: Int) {
         self.step = step
         lost = []
-        guard let (_, cache) = pools(at: step) else { return finishInTask(known: nil) }
+        pools = findPools(at: step)
+        guard let (_, cache) = pools else { return finishInTask(known: nil) }
         if let cache, let hotTier = cache.hotTier, hotTier.value.isOn, request.method == "GET" {
             hotRead = (hotTier.value.beginRead(), WallClock.system.nowMs)
         }
@@ -97,7 +101,7 @@ final class LoopTrip: @unchecked Sendable {
     /// Sends the request to a worker of the pool at ``step`` with room now, else asks the pool
     /// in a task (where it waits its turn).
     private func send() {
-        guard let (pool, _) = pools(at: step) else { return finishInTask(known: nil) }
+        guard let (pool, _) = pools else { return finishInTask(known: nil) }
         sentEnd = budget.end
         switch pool.send(request, budget: budget, excluding: lost, reply: { [self] worker, reply in replied(worker, reply) }) {
         case .sent(let worker, let id):
@@ -136,7 +140,7 @@ final class LoopTrip: @unchecked Sendable {
     /// What the pool at ``step`` answered, taken as the chain takes it.
     private func answered(_ outcome: ProviderOutcome) {
         guard !cancelled else { return }
-        if let (_, cache) = pools(at: step), let cache {
+        if let (_, cache) = pools, let cache {
             // As ``CachePool/perform(_:on:)`` does with a worker's answer.
             endHotRead(keeping: cache, outcome: outcome)
             if case .response = outcome { trip.notes.noteCachedEntry() }
@@ -153,7 +157,7 @@ final class LoopTrip: @unchecked Sendable {
     /// Ends the hot tier's read, when one is under way: `cache`'s answer in `outcome` is kept
     /// when it is the worker's own entry (as ``CachePool/performKeepingHot(_:on:)`` keeps it).
     private func endHotRead(keeping cache: CachePool?, outcome: ProviderOutcome? = nil) {
-        guard let read = hotRead, let hotTier = (cache ?? pools(at: step)?.1)?.hotTier else { return }
+        guard let read = hotRead, let hotTier = (cache ?? pools?.1)?.hotTier else { return }
         hotRead = nil
         if let cache, case .response(var response)? = outcome, response.source ?? cache.name == cache.name {
             response.source = cache.name
