@@ -28,7 +28,8 @@ final class Flight {
         var startedTheTrip: Bool
     }
 
-    /// The table's number for the flight, which libuv's callbacks and the trip's task carry.
+    /// The table's number for the flight, which libuv's callbacks and the trip (its task or
+    /// its loop callbacks) carry.
     let id: Int
     /// The key identical reads share it under, if any.
     let key: String?
@@ -139,7 +140,8 @@ struct WaiterList: Sequence {
     }
 }
 
-/// The attempts of a trip, written by the trip's task and read by its waiters.
+/// The attempts of a trip, written by the trip (its task or its loop callbacks) and read by
+/// its waiters.
 final class AttemptLog: Sendable {
     private let attempts = Mutex<[ProviderAttempt]>([])
 
@@ -170,7 +172,8 @@ struct ChainWork: Sendable {
 /// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
 /// which the compiler checks. Requests enter from code running on the loop synchronously,
 /// through `assumeIsolated`, and are answered by a callback on the loop, so a waiter needs no
-/// task and costs no hop; libuv's timers and the trips' tasks enter the same way, by number.
+/// task and costs no hop; libuv's timers and the trips (their loop callbacks, or their tasks)
+/// enter the same way, by number.
 actor FlightTable {
     /// The loop whose thread the table lives on.
     nonisolated let loop: EventLoop
@@ -375,7 +378,7 @@ actor FlightTable {
         left.deliver(.answered(result, nil))
     }
 
-    /// Hands the trip's result to its waiters (from the trip's task, on the loop).
+    /// Hands the trip's result to its waiters (from the trip's task or its loop callback, on the loop).
     private nonisolated func complete(_ id: Int, with result: Result<Response, ChainError>) {
         assumeIsolated { table in
             guard let flight = table.flights.removeValue(forKey: id) else { return }
