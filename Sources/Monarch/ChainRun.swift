@@ -25,8 +25,11 @@ struct ChainRun: Sendable {
     }
 
     /// Asks the providers at `order`, in turn. `held` is a stale response being revalidated.
-    private func ask(
-        _ order: [Int], held: Response?, onAttempt: (ProviderAttempt) -> Void
+    /// `prior` are the attempts recorded before (by ``ChainSteps``), and `known` is what the
+    /// first provider of `order` already answered (it is not asked again).
+    func ask(
+        _ order: [Int], held: Response?, prior: [ProviderAttempt] = [], known: ProviderOutcome? = nil,
+        onAttempt: (ProviderAttempt) -> Void
     ) async throws(ChainError) -> Response {
         let policy = request.policy ?? .cacheFirst
         var held = held
@@ -34,7 +37,8 @@ struct ChainRun: Sendable {
         // Whether `asking` carries validators the chain took from `held`: only then is a 304 about it.
         var validating = false
         if let held { (asking, validating) = Revalidation.conditional(request, for: held) }
-        var attempts: [ProviderAttempt] = []
+        var attempts = prior
+        var known = known
         func record(_ attempt: ProviderAttempt) {
             attempts.append(attempt)
             onAttempt(attempt)
@@ -42,7 +46,14 @@ struct ChainRun: Sendable {
         for position in order {
             if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
             let provider = providers[position]
-            switch await provider.perform(asking) {
+            let outcome: ProviderOutcome
+            if let answered = known {
+                outcome = answered
+                known = nil
+            } else {
+                outcome = await provider.perform(asking)
+            }
+            switch outcome {
             case .response(var response):
                 if response.source == nil { response.source = provider.name }
                 if response.stale {
@@ -82,7 +93,7 @@ struct ChainRun: Sendable {
 
     /// Hands a cacheable success to the storing providers before `position`, in the background
     /// (dropped when the background work is full or draining: a cache may miss, never lie).
-    private func writeBack(_ response: Response, answeredAt position: Int) {
+    func writeBack(_ response: Response, answeredAt position: Int) {
         guard position > 0, SharingRules.mayStore(response, for: request) else { return }
         for case let store as any ResponseStoring in providers[..<position] {
             let request = self.request

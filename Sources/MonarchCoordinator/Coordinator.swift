@@ -419,7 +419,8 @@ public final class Coordinator: Sendable {
         return { [unowned self] result, prepared in
             switch result {
             case .success(let response):
-                let hit = hasCache && providers.contains { $0 is CachePool && $0.name == response.source }
+                // The name first: a cheaper test than the cast.
+                let hit = hasCache && providers.contains { $0.name == response.source && $0 is CachePool }
                 statistics.record(
                     domain: domain, source: response.source, status: response.status, failureCode: nil,
                     latency: clock.now - arrived, cacheHit: hasCache ? hit : nil)

@@ -28,7 +28,8 @@ final class Flight {
         var startedTheTrip: Bool
     }
 
-    /// The table's number for the flight, which libuv's callbacks and the trip's task carry.
+    /// The table's number for the flight, which libuv's callbacks and the trip (its task or
+    /// its loop callbacks) carry.
     let id: Int
     /// The key identical reads share it under, if any.
     let key: String?
@@ -36,7 +37,10 @@ final class Flight {
     let attempts = AttemptLog()
     /// The waiters not answered yet, by their number in the table.
     var waiters = WaiterList()
+    /// The trip, when it runs as a task (see ``loopTrip``).
     var task: Task<Void, Never>?
+    /// The trip, when loop callbacks drive it (``LoopTrip``).
+    var loopTrip: LoopTrip?
     /// The request the trip answers, and the chain it goes down.
     let request: Request
     let providers: [any RequestProvider]
@@ -140,7 +144,8 @@ struct WaiterList: Sequence {
     }
 }
 
-/// The attempts of a trip, written by the trip's task and read by its waiters.
+/// The attempts of a trip, written by the trip (its task or its loop callbacks) and read by
+/// its waiters.
 final class AttemptLog: Sendable {
     private let attempts = Mutex<[ProviderAttempt]>([])
 
@@ -171,7 +176,8 @@ struct ChainWork: Sendable {
 /// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
 /// which the compiler checks. Requests enter from code running on the loop synchronously,
 /// through `assumeIsolated`, and are answered by a callback on the loop, so a waiter needs no
-/// task and costs no hop; libuv's timers and the trips' tasks enter the same way, by number.
+/// task and costs no hop; libuv's timers and the trips (their loop callbacks, or their tasks)
+/// enter the same way, by number.
 actor FlightTable {
     /// The loop whose thread the table lives on.
     nonisolated let loop: EventLoop
@@ -273,9 +279,13 @@ actor FlightTable {
                             }
                             done(result, prepared)
                         }
+                        // Once its waiter is enlisted: a trip answers it, never before.
+                        own.loopTrip?.start()
                     }
                 }
             }
+            // Once its first waiter is enlisted: a trip answers it, never before.
+            if startedTheTrip { flight.loopTrip?.start() }
             return waiter
         }
     }
@@ -303,6 +313,17 @@ actor FlightTable {
         if let key { shared[key] = flight.id }
         let (id, attempts, work) = (flight.id, flight.attempts, work)
         let trip = WorkerPool.Trip(start: flight.began, budget: budget, client: client, notes: flight.notes)
+        if let steps = ChainSteps(
+            request, along: providers, leg: { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }, refreshes: work.refreshes,
+            background: work.background)
+        {
+            // Driven by loop callbacks, started once its first waiter is enlisted.
+            // Held strongly, as a trip's task holds the table, until the flight ends.
+            flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, attempts: attempts) { [self] result in
+                complete(id, with: result)
+            }
+            return flight
+        }
         flight.task = Task(executorPreference: loop) { [self] in
             let result = await Self.fly(request, along: providers, work: work, trip: trip, attempts: attempts)
             complete(id, with: result)
@@ -317,7 +338,7 @@ actor FlightTable {
         _ request: Request, along providers: [any RequestProvider], work: ChainWork, trip: WorkerPool.Trip,
         attempts: AttemptLog
     ) async -> Result<Response, ChainError> {
-        let legs = providers.map { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }
+        let legs = Self.legs(of: providers, on: trip)
         do throws(ChainError) {
             return .success(try await ProviderChain.perform(
                 request, along: legs, refreshes: work.refreshes, background: work.background
@@ -325,6 +346,12 @@ actor FlightTable {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The providers as `trip`'s chain asks them: each pool is handed the trip
+    /// (``TripPool/onTrip(_:)``), its write-backs and refreshes included.
+    private static func legs(of providers: [any RequestProvider], on trip: WorkerPool.Trip) -> [any RequestProvider] {
+        providers.map { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }
     }
 
     /// Notes `waiter` in `flight`, answered by `deliver` when the trip ends or the waiter's
@@ -349,10 +376,12 @@ actor FlightTable {
         guard let left = flight.waiters.remove(waiter) else { return }
         flightOf[waiter] = nil
         recycle(left.timer)
-        if flight.waiters.isEmpty, let task = flight.task {
+        if flight.waiters.isEmpty, flight.task != nil || flight.loopTrip != nil {
             // Nobody waits for the trip any more.
+            flight.task?.cancel()
+            flight.loopTrip?.cancel()
             flight.task = nil
-            task.cancel()
+            flight.loopTrip = nil
             unshare(flight)
             flights[flight.id] = nil
         }
@@ -360,11 +389,12 @@ actor FlightTable {
         left.deliver(.answered(result, nil))
     }
 
-    /// Hands the trip's result to its waiters (from the trip's task, on the loop).
+    /// Hands the trip's result to its waiters (from the trip's task or its loop callback, on the loop).
     private nonisolated func complete(_ id: Int, with result: Result<Response, ChainError>) {
         assumeIsolated { table in
             guard let flight = table.flights.removeValue(forKey: id) else { return }
             flight.task = nil
+            flight.loopTrip = nil
             table.unshare(flight)
             let answered = flight.waiters
             flight.waiters = WaiterList()
@@ -391,12 +421,12 @@ actor FlightTable {
     /// ``HeldAnswers``).
     private func hold(_ response: Response, prepared: PreparedResponse?, of flight: Flight) {
         let request = flight.request
-        guard let key = flight.key, let cacheKey = request.route.cacheKey, request.policy != .noCache,
-            request.isShareable, response.mayBeShared, response.mayBeStored
-        else { return }
+        guard let key = flight.key, let cacheKey = request.route.cacheKey, request.policy != .noCache else { return }
         let pools = flight.providers.compactMap { $0 as? CachePool }
-        // Not an answer a cache gave: that one is kept already.
+        // Not an answer a cache gave: that one is kept already. (Checked first: it is the
+        // cheapest test, and a cache's answer is the most common.)
         guard !pools.isEmpty, !pools.contains(where: { $0.name == response.source }) else { return }
+        guard request.isShareable, response.mayBeShared, response.mayBeStored else { return }
         var hold = HeldAnswers.longestHold
         if let ttl = response.ttl ?? request.route.ttl { hold = min(hold, ttl) }
         for pool in pools { hold = min(hold, pool.invalidationMemory) }

@@ -1,5 +1,6 @@
 import Monarch
 import MonarchLoop
+import MonarchWire
 
 /// The workers of one kind, as one provider of the chain: each request goes to the worker
 /// with the fewest requests in flight, never past a worker's capacity. When every worker is
@@ -178,10 +179,44 @@ final class WorkerPool: RequestProvider, Sendable {
 
     /// Answers `request` on behalf of `trip` (within its budget, taking its client's turns).
     func perform(_ request: Request, on trip: Trip?) async -> ProviderOutcome {
+        await perform(request, on: trip, excluding: [])
+    }
+
+    /// Answers `request` on behalf of `trip` (within its budget, taking its client's turns),
+    /// never sending it to a worker of `lost` (ids of workers lost while they had it).
+    func perform(_ request: Request, on trip: Trip?, excluding lost: [String]) async -> ProviderOutcome {
         // A trip's task prefers the loop already: asking for it again would add a preference
         // record to the task, and a hop at every step of the trip.
-        if runsInTaskPreferringLoop { return await forward(request, on: trip) }
-        return await withTaskExecutorPreference(loop) { await forward(request, on: trip) }
+        if runsInTaskPreferringLoop { return await forward(request, on: trip, lost: lost) }
+        return await withTaskExecutorPreference(loop) { await forward(request, on: trip, lost: lost) }
+    }
+
+    /// What ``send(_:budget:excluding:reply:)`` did.
+    enum LoopSend {
+        /// The request went out to this worker as this id; its reply comes to the callback.
+        case sent(WorkerSession, MessageID)
+        /// It went to this worker, which replied at once (the callback is not called).
+        case replied(WorkerSession, WorkerSession.Reply)
+        /// No worker has room for it now, or none is left: ask with ``perform(_:on:excluding:)``.
+        case notNow
+    }
+
+    /// Sends `request` from the loop, without a task, when the worker chosen for it (not one
+    /// of `lost`) has room now, with what is left of `budget` as its deadline: the worker's
+    /// reply goes to `reply` on the loop, never before this returns (see
+    /// ``WorkerSession/send(_:host:reply:)``). A request that would wait for a slot is not
+    /// sent (``LoopSend/notNow``). Loop thread only.
+    func send(
+        _ request: Request, budget: TripBudget, excluding lost: [String], reply: @escaping @Sendable (WorkerSession, WorkerSession.Reply) -> Void
+    ) -> LoopSend {
+        let host = Self.upstreamHost(of: request)
+        guard case .reserved(let worker) = reserveReady(for: request, host: host, excluding: lost) else { return .notNow }
+        var request = request
+        if let end = budget.end { request.deadline = max(.zero, end - ContinuousClock.now) }
+        switch worker.send(request, host: host, reply: { reply(worker, $0) }) {
+        case .waiting(let id): return .sent(worker, id)
+        case .replied(let answer): return .replied(worker, answer)
+        }
     }
 
     /// Whether the running task prefers this pool's loop (so it runs there after any suspension).
@@ -189,12 +224,12 @@ final class WorkerPool: RequestProvider, Sendable {
         withUnsafeCurrentTask { $0?.unownedTaskExecutor == loop.asUnownedTaskExecutor() }
     }
 
-    private func forward(_ request: Request, on trip: Trip?) async -> ProviderOutcome {
+    private func forward(_ request: Request, on trip: Trip?, lost: [String]) async -> ProviderOutcome {
         loop.preconditionInEventLoop()
         let budget = trip?.budget ?? TripBudget(end: request.deadline.map { [clock] in clock.now + $0 })
         let host = Self.upstreamHost(of: request)
         var request = request
-        var lost: [String] = []
+        var lost = lost
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
             let reserved: WorkerSession?

@@ -17,11 +17,26 @@ final class WorkerSession: Sendable {
         case lost(String)
     }
 
+    /// Who waits for a request's answer: a task (``forward(_:host:)``), or a callback on the
+    /// loop (``send(_:host:reply:)``).
+    private enum Waiter {
+        case task(CheckedContinuation<Reply, Never>)
+        case callback(@Sendable (Reply) -> Void)
+    }
+
+    /// What ``send(_:host:reply:)`` did.
+    enum Sent {
+        /// The request went out as this id; its reply comes to the callback.
+        case waiting(MessageID)
+        /// It did not go out, for this reply (the callback is not called).
+        case replied(Reply)
+    }
+
     /// What changes while the worker is connected.
     private struct State {
         var nextID: MessageID = 1
         /// Callers waiting for an answer, by request id.
-        var waiting: [MessageID: CheckedContinuation<Reply, Never>] = [:]
+        var waiting: [MessageID: Waiter] = [:]
         /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
         var outstanding: Set<MessageID> = []
         /// Requests cancelled and not answered yet, with when the cancel went out: past
@@ -229,16 +244,50 @@ final class WorkerSession: Sendable {
                     cancel(id)
                     continuation.resume(returning: .answered(.failure(.cancelled)))
                 } else {
-                    state.value.waiting[id] = continuation
+                    state.value.waiting[id] = .task(continuation)
                 }
             }
         } onCancel: {
             connection.loop.execute { [self] in
-                guard let continuation = state.value.waiting.removeValue(forKey: id) else { return }
+                guard case .task(let continuation)? = state.value.waiting.removeValue(forKey: id) else { return }
                 cancel(id)
                 continuation.resume(returning: .answered(.failure(.cancelled)))
             }
         }
+    }
+
+    /// Forwards `request` (for upstream `host`, in the slot ``reserve(host:)`` promised) from
+    /// the loop, without a task: the worker's answer, or its loss, goes to `reply` on the loop,
+    /// never before this returns; ``abandon(_:)`` withdraws it. A request that cannot go out
+    /// (the worker is lost, or the request does not fit in a frame) is replied to in the
+    /// return value instead. Loop thread only.
+    func send(_ request: Request, host: String, reply: @escaping @Sendable (Reply) -> Void) -> Sent {
+        state.value.reserved -= 1
+        if let lostReason {
+            state.value.release(host: host)
+            return .replied(.lost(lostReason))
+        }
+        let id = state.value.takeID()
+        do {
+            try connection.send(.request(request.message(id: id)))
+        } catch {
+            state.value.release(host: host)
+            onSlotFreed?(self)
+            return .replied(.answered(.failure(ProviderFailure(code: .requestTooLarge, message: "\(error)"))))
+        }
+        state.value.outstanding.insert(id)
+        state.value.hostOf[id] = host
+        state.value.forwarded += 1
+        state.value.waiting[id] = .callback(reply)
+        return .waiting(id)
+    }
+
+    /// Withdraws request `id` sent by ``send(_:host:reply:)``: its callback is not called, and
+    /// the worker is asked to stop working on it (its slot frees up when it answers, as for
+    /// any cancelled request). Nothing when it was answered already. Loop thread only.
+    func abandon(_ id: MessageID) {
+        guard state.value.waiting.removeValue(forKey: id) != nil else { return }
+        cancel(id)
     }
 
     /// The name keys are sharded on: the worker's own (stable across restarts, so a restarted
@@ -292,7 +341,14 @@ final class WorkerSession: Sendable {
         } else {
             logger.info("\(reason)")
         }
-        for continuation in stranded.values { continuation.resume(returning: .lost(reason)) }
+        for waiter in stranded.values {
+            switch waiter {
+            case .task(let continuation): continuation.resume(returning: .lost(reason))
+            // On a later turn, as a task would hear it: the callback may send elsewhere, and the
+            // pool is still taking this worker out of rotation.
+            case .callback(let reply): connection.loop.execute { reply(.lost(reason)) }
+            }
+        }
         for continuation in unanswered.values { continuation.resume(returning: nil) }
     }
 
@@ -364,7 +420,7 @@ final class WorkerSession: Sendable {
             return
         }
         let id = message.id!
-        let waiter = { (state: inout State) -> CheckedContinuation<Reply, Never>?? in
+        let waiter = { (state: inout State) -> Waiter?? in
             guard state.outstanding.remove(id) != nil else { return .none }
             state.cancelled[id] = nil
             if let host = state.hostOf.removeValue(forKey: id) { state.release(host: host) }
@@ -382,8 +438,18 @@ final class WorkerSession: Sendable {
             state.value.lateAnswers += 1
             return
         }
-        waiter?.resume(returning: .answered(outcome))
-        onSlotFreed?(self)
+        switch waiter {
+        case .task(let continuation)?:
+            continuation.resume(returning: .answered(outcome))
+            onSlotFreed?(self)
+        case .callback(let reply)?:
+            // The freed slot goes to the requests queued for it first, as it does when a task
+            // waits (its continuation runs later).
+            onSlotFreed?(self)
+            reply(.answered(outcome))
+        case nil:
+            onSlotFreed?(self)
+        }
     }
 
     private func ended(_ end: FrameConnection.End) {

@@ -96,8 +96,8 @@ public final class FrameStream: @unchecked Sendable {
         guard endReason == nil else { return }
         scratch.removeAll(keepingCapacity: true)
         try FrameEncoder.append(payload: payload, to: &scratch, maxFrameBytes: maxOutboundFrameBytes)
-        stream.write(scratch)
-        scratch.removeAllKeepingSmallCapacity()
+        // Handed over, not copied, when nothing else waits to be written.
+        stream.write(taking: &scratch)
     }
 
     /// Sends the whole frames (headers included) that `write` appends to an empty buffer: for a

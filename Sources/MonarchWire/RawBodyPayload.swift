@@ -40,18 +40,20 @@ enum RawBodyPayload {
         let json = UnsafeRawBufferPointer(rebasing: payload[headerCount..<headerCount + jsonCount])
         let body = UnsafeRawBufferPointer(rebasing: payload[(headerCount + jsonCount)...])
         let message = try decodeJSON(json)
+        // One copy of the body out of the frame, as one block.
+        func bytes() -> Data { body.isEmpty ? Data() : Data(bytes: body.baseAddress!, count: body.count) }
         switch message {
         case .request(var request):
             guard request.body == nil else { throw givenTwice(message) }
-            request.body = Data(body)
+            request.body = bytes()
             return .request(request)
         case .response(var response):
             guard response.content == nil else { throw givenTwice(message) }
-            response.content = MessageBody(Data(body))
+            response.content = MessageBody(bytes())
             return .response(response)
         case .store(var store):
             guard store.content == nil else { throw givenTwice(message) }
-            store.content = MessageBody(Data(body))
+            store.content = MessageBody(bytes())
             return .store(store)
         default:
             throw ProtocolError(
