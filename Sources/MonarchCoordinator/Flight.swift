@@ -319,7 +319,7 @@ actor FlightTable {
         {
             // Driven by loop callbacks, started once its first waiter is enlisted.
             // Held strongly, as a trip's task holds the table, until the flight ends.
-            flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, attempts: attempts) { [self] result in
+            flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, clock: clock, attempts: attempts) { [self] result in
                 complete(id, with: result)
             }
             return flight

@@ -13,8 +13,9 @@ import MonarchWire
 ///
 /// A worker lost mid-request, or an answer that ran out of a budget a later waiter extended,
 /// is asked again as ``WorkerPool/perform(_:on:excluding:)`` asks it again. Answers go to
-/// `complete` on the loop, never before ``start()`` returns. Loop thread only.
-final class LoopTrip: @unchecked Sendable {
+/// `complete` on the loop, never before ``start()`` returns. Loop thread only: the callbacks
+/// and tasks that come back to it hold it through a ``LoopBound``.
+final class LoopTrip {
     private let steps: ChainSteps
     private let trip: WorkerPool.Trip
     private let budget: TripBudget
@@ -45,12 +46,12 @@ final class LoopTrip: @unchecked Sendable {
     private var cancelled = false
 
     init(
-        _ steps: ChainSteps, trip: WorkerPool.Trip, loop: EventLoop, attempts: AttemptLog,
+        _ steps: ChainSteps, trip: WorkerPool.Trip, loop: EventLoop, clock: MonotonicClock, attempts: AttemptLog,
         complete: @escaping (Result<Response, ChainError>) -> Void
     ) {
         self.steps = steps
         self.trip = trip
-        self.budget = trip.budget ?? TripBudget(end: steps.request.deadline.map { ContinuousClock.now + $0 })
+        self.budget = trip.budget ?? TripBudget(end: steps.request.deadline.map { clock.now + $0 })
         self.loop = loop
         self.attempts = attempts
         self.complete = complete
@@ -93,7 +94,7 @@ final class LoopTrip: @unchecked Sendable {
         pools = findPools(at: step)
         guard let (_, cache) = pools else { return finishInTask(known: nil) }
         if let cache, let hotTier = cache.hotTier, hotTier.value.isOn, request.method == "GET" {
-            hotRead = (hotTier.value.beginRead(), WallClock.system.nowMs)
+            hotRead = (hotTier.value.beginRead(), cache.wallClock.nowMs)
         }
         send()
     }
@@ -103,19 +104,24 @@ final class LoopTrip: @unchecked Sendable {
     private func send() {
         guard let (pool, _) = pools else { return finishInTask(known: nil) }
         sentEnd = budget.end
-        switch pool.send(request, budget: budget, excluding: lost, reply: { [self] worker, reply in replied(worker, reply) }) {
+        let handle = onLoop
+        switch pool.send(request, budget: budget, excluding: lost, reply: { worker, reply in handle.value.replied(worker, reply) }) {
         case .sent(let worker, let id):
             pending = (worker, id)
         case .replied(let worker, let reply):
             // Never before ``start()`` returns: the trip's waiter may not be enlisted yet.
-            loop.execute { [self] in replied(worker, reply) }
+            loop.execute { handle.value.replied(worker, reply) }
         case .notNow:
-            task = Task(executorPreference: loop) { [self, lost] in
+            task = Task(executorPreference: loop) { [request, trip, lost] in
                 let outcome = await pool.perform(request, on: trip, excluding: lost)
-                answered(outcome)
+                handle.value.answered(outcome)
             }
         }
     }
+
+    /// This trip, for the callbacks and tasks that come back to it on the loop: a handle the
+    /// compiler lets them carry, which checks that it is used on the loop.
+    private var onLoop: LoopBound<LoopTrip> { LoopBound(self, loop: loop) }
 
     /// What `worker` replied, taken as ``WorkerPool/perform(_:on:excluding:)`` takes it.
     private func replied(_ worker: WorkerSession, _ reply: WorkerSession.Reply) {
@@ -170,16 +176,17 @@ final class LoopTrip: @unchecked Sendable {
     /// Goes on from ``step`` in a task, as the chain's run would: `known` is what the provider
     /// there answered already (nil: it is asked).
     private func finishInTask(known: ProviderOutcome?) {
-        let (steps, step, prior, attempts) = (steps, step, recorded, attempts)
-        task = Task(executorPreference: loop) { [self] in
+        let (steps, step, prior, attempts, handle) = (steps, step, recorded, attempts, onLoop)
+        task = Task(executorPreference: loop) {
             let result: Result<Response, ChainError>
             do throws(ChainError) {
                 result = .success(try await steps.finish(from: step, known: known, prior: prior) { attempts.append($0) })
             } catch {
                 result = .failure(error)
             }
-            guard !cancelled else { return }
-            complete(result)
+            let trip = handle.value
+            guard !trip.cancelled else { return }
+            trip.complete(result)
         }
     }
 }

@@ -212,7 +212,7 @@ final class WorkerPool: RequestProvider, Sendable {
         let host = Self.upstreamHost(of: request)
         guard case .reserved(let worker) = reserveReady(for: request, host: host, excluding: lost) else { return .notNow }
         var request = request
-        if let end = budget.end { request.deadline = max(.zero, end - ContinuousClock.now) }
+        if let end = budget.end { request.deadline = max(.zero, end - clock.now) }
         switch worker.send(request, host: host, reply: { reply(worker, $0) }) {
         case .waiting(let id): return .sent(worker, id)
         case .replied(let answer): return .replied(worker, answer)
