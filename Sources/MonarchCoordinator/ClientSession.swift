@@ -33,8 +33,8 @@ import MonarchWire
 actor ClientSession {
     /// The coordinator's serial number for this client (its turn in the queues).
     nonisolated let id: Int
-    /// The client's connection.
-    nonisolated let connection: FrameConnection
+    /// The client's connection: framed on a socket, or in memory.
+    nonisolated let connection: any MessageConnection
     /// The coordinator the client is connected to.
     nonisolated unowned let coordinator: Coordinator
     /// What an exchange does once it starts.
@@ -87,7 +87,7 @@ actor ClientSession {
     /// The invalidations the client may still make now (``Configuration/Limits/invalidationsPerSecond``).
     var invalidationBudget: TokenBucket
 
-    init(id: Int, connection: FrameConnection, role: ClientRole, peer: String?, coordinator: Coordinator) {
+    init(id: Int, connection: any MessageConnection, role: ClientRole, peer: String?, coordinator: Coordinator) {
         self.id = id
         self.connection = connection
         self.role = role
@@ -98,10 +98,10 @@ actor ClientSession {
         self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate, clock: coordinator.clock)
         self.watchBacklog = WatchBacklog(eventsPerWatch: coordinator.limits.watchEvents)
         connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
-        connection.onEnd = { [self] _ in assumeIsolated { $0.ended() } }
+        connection.whenEnded { [self] in assumeIsolated { $0.ended() } }
         // Back-pressure: no new requests are read while answers wait to be taken; waiting
         // exchanges start once they were.
-        connection.stream.onWritabilityChanged = { [unowned self] writable in
+        connection.onWritabilityChanged = { [unowned self] writable in
             assumeIsolated { session in
                 if writable {
                     // Its waiting `changed` events go out over the next loop turns.
@@ -148,7 +148,7 @@ actor ClientSession {
     func isStalled(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
         // What its watches hold is counted afresh too: the kernel may have taken some.
         rechargeWatchBytes()
-        let queued = connection.stream.queuedWriteBytes
+        let queued = connection.queuedWriteBytes
         defer { lastQueued = queued }
         guard queued > 0, queued >= lastQueued else {
             stalledSince = nil
@@ -249,7 +249,7 @@ actor ClientSession {
 
     /// Whether another exchange may start: the client takes its answers and the window has room.
     private var mayStart: Bool {
-        connection.isOpen && connection.stream.isWritable && calls.count < window
+        connection.isOpen && connection.isWritable && calls.count < window
     }
 
     /// Whether ``startWaiting()`` is running: an exchange answered while it starts returns to it.
@@ -341,7 +341,7 @@ actor ClientSession {
     /// the stall check (``isStalled(now:timeout:)``).
     private func send(_ answer: ClientAnswer) {
         guard connection.isOpen else { return }
-        let before = connection.stream.queuedWriteBytes
+        let before = connection.queuedWriteBytes
         var answer = answer
         let limit = coordinator.limits.clientQueueBytes
         if before > limit, answer.isResponse, let id = answer.id {
@@ -359,7 +359,7 @@ actor ClientSession {
             case .prepared(let prepared, let id, let ageMs): try connection.send(prepared, answering: id, ageMs: ageMs)
             case .relayedHit(let hit): try connection.send(.response(hit.message))
             }
-            let size = max(connection.stream.queuedWriteBytes - before, 0)
+            let size = max(connection.queuedWriteBytes - before, 0)
             recentAnswers.append(size)
             largestRecentAnswer = max(largestRecentAnswer ?? size, size)
             if recentAnswers.count > Self.answersRemembered, recentAnswers.removeFirst() == largestRecentAnswer {
