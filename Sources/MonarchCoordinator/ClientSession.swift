@@ -14,7 +14,7 @@ import MonarchWire
 ///   start on the connection, and ``Configuration/Limits/inFlight`` in all; more are answered
 ///   `overloaded` at once;
 /// - exchanges start only while the answers already queued for the client are under the
-///   stream's high watermark, and only as many at once as answers the size of its recent ones
+///   connection's high watermark, and only as many at once as answers the size of its recent ones
 ///   fit in ``Configuration/Limits/clientQueueBytes`` (before the first answer, as many as
 ///   frames of the largest size fit): a client pipelining a hundred large reads gets them as
 ///   fast as it takes them, and one that takes none holds a bounded amount;
@@ -26,6 +26,9 @@ import MonarchWire
 ///   responses are answered `overloaded` instead (the queue stays within it, a frame and a
 ///   failure per request), and a client that takes none of its answers for
 ///   ``Configuration/Limits/idleTimeout`` is not reading at all: its connection is closed.
+///
+/// The connection is any ``MessageConnection``: frames on a socket, or an in-memory pair
+/// (``Coordinator/attachInMemoryClient(token:)``); the rules above hold on both.
 ///
 /// An actor isolated to its connection's loop: its state is touched only on the loop's
 /// thread, which the compiler checks; the connection's callbacks and the coordinator's loop

@@ -246,11 +246,17 @@ struct PipelineTests {
         }
     }
 
-    @Test("With a token configured, an in-process connection needs it too")
+    @Test("With a token configured, an in-process connection needs it too, in memory as on a socket")
     func tokenRequired() async throws {
         try await InProcessCluster.with("auth: { token: s3cret }\ndomains: { docs: [bundle] }") { cluster in
             await #expect(throws: (any Error).self) { _ = try await cluster.connect(as: .client) }
             _ = try await cluster.connect(as: .client, hello: Hello(role: .client, token: "s3cret"))
+            let coordinator = cluster.coordinator
+            await #expect(throws: ProtocolError.self) { _ = try await cluster.loop.submit { try coordinator.attachInMemoryClient() } }
+            let end = try await cluster.loop.submit { try coordinator.attachInMemoryClient(token: "s3cret") }
+            let client = TestClient(connection: try await InMemoryClientLink(end))
+            try await client.send(.ping(PingMessage(id: 3)))
+            #expect(try await client.next { $0.id == 3 } == .pong(PongMessage(id: 3)))
         }
     }
 
