@@ -100,8 +100,12 @@ let package = Package(
         ),
 
         // The wire protocol's messages over the libuv layer's frames: message connections, loop-level
-        // and async, for the coordinator, the workers, the client and the benchmarks.
-        .target(name: "MonarchTransport", dependencies: ["MonarchLoop", "MonarchWire"]),
+        // and async, for the coordinator, the workers, the client and the benchmarks; the
+        // MessageConnection protocol they share with an in-memory pair that passes messages unencoded.
+        .target(
+            name: "MonarchTransport",
+            dependencies: ["MonarchLoop", "MonarchWire", .product(name: "DequeModule", package: "swift-collections")]
+        ),
 
         // The coordinator: client and worker sessions, pools, the domain table, the chain over
         // the wire, coalescing, deadlines, and the supervisor of local workers.

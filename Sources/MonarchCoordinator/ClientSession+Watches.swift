@@ -7,7 +7,7 @@ extension ClientSession {
     /// Reports what the client's events hold now to the coordinator's total; returns it.
     @discardableResult
     func rechargeWatchBytes() -> Int {
-        let holding = watchBacklog.holding(queuedWriteBytes: connection.stream.queuedWriteBytes)
+        let holding = watchBacklog.holding(queuedWriteBytes: connection.queuedWriteBytes)
         coordinator.watchFanout.queuedBytes += watchBacklog.report(holding)
         return holding
     }
@@ -23,7 +23,7 @@ extension ClientSession {
         let live = watches.filter { coordinator.watches.contains(WatchRef(client: id, watch: $0)) }
         for (index, watch) in live.enumerated() {
             rechargeWatchBytes()
-            let behind = watchBacklog.behind(queuedWriteBytes: connection.stream.queuedWriteBytes)
+            let behind = watchBacklog.behind(queuedWriteBytes: connection.queuedWriteBytes)
             if behind + change.size > limits.watchQueueBytes {
                 closeBehindWatcher(losing: live.count - index)
                 return
@@ -33,14 +33,14 @@ extension ClientSession {
             if coordinator.watchFanout.totalBytes + change.size > limits.watchQueueTotalBytes {
                 watchBacklog.outbox.drop(watch)
                 lose(change.size)
-            } else if watchBacklog.outbox.isClear(watch), connection.stream.isWritable {
+            } else if watchBacklog.outbox.isClear(watch), connection.isWritable {
                 sendWatchEvent(event)
             } else if !watchBacklog.outbox.enqueue(event) {
                 lose(change.size)
             }
         }
         rechargeWatchBytes()
-        if !watchBacklog.outbox.isEmpty, connection.stream.isWritable { coordinator.watchEventsReady(for: id) }
+        if !watchBacklog.outbox.isEmpty, connection.isWritable { coordinator.watchEventsReady(for: id) }
     }
 
     /// Notes that `change` was dropped for the client's `watches` before it reached them (the
@@ -56,9 +56,9 @@ extension ClientSession {
             lose(change.size)
         }
         rechargeWatchBytes()
-        if watchBacklog.behind(queuedWriteBytes: connection.stream.queuedWriteBytes) > coordinator.limits.watchQueueBytes {
+        if watchBacklog.behind(queuedWriteBytes: connection.queuedWriteBytes) > coordinator.limits.watchQueueBytes {
             closeBehindWatcher(losing: 0)
-        } else if connection.stream.isWritable {
+        } else if connection.isWritable {
             coordinator.watchEventsReady(for: id)
         }
     }
@@ -74,13 +74,13 @@ extension ClientSession {
     /// outbox emptied has caught up.
     func flushWatchEvents(upTo limit: Int) -> Int {
         var sent = 0
-        while sent < limit, connection.isOpen, connection.stream.isWritable, let event = watchBacklog.outbox.next() {
+        while sent < limit, connection.isOpen, connection.isWritable, let event = watchBacklog.outbox.next() {
             sendWatchEvent(event)
             sent += 1
         }
         if watchBacklog.outbox.isEmpty {
             watchBacklog.caughtUp()
-        } else if connection.isOpen, connection.stream.isWritable {
+        } else if connection.isOpen, connection.isWritable {
             coordinator.watchEventsReady(for: id)
         }
         rechargeWatchBytes()
@@ -103,10 +103,10 @@ extension ClientSession {
     }
 
     private func sendWatchEvent(_ event: ChangedMessage) {
-        let before = connection.stream.queuedWriteBytes
+        let before = connection.queuedWriteBytes
         coordinator.watchEventsSent += 1
         try? connection.send(.changed(event))
-        watchBacklog.noteWritten(max(connection.stream.queuedWriteBytes - before, 0))
+        watchBacklog.noteWritten(max(connection.queuedWriteBytes - before, 0))
     }
 
     /// Closes the connection of a client too far behind (as Redis closes a pub/sub client

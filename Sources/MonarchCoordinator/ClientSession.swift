@@ -14,7 +14,7 @@ import MonarchWire
 ///   start on the connection, and ``Configuration/Limits/inFlight`` in all; more are answered
 ///   `overloaded` at once;
 /// - exchanges start only while the answers already queued for the client are under the
-///   stream's high watermark, and only as many at once as answers the size of its recent ones
+///   connection's high watermark, and only as many at once as answers the size of its recent ones
 ///   fit in ``Configuration/Limits/clientQueueBytes`` (before the first answer, as many as
 ///   frames of the largest size fit): a client pipelining a hundred large reads gets them as
 ///   fast as it takes them, and one that takes none holds a bounded amount;
@@ -27,14 +27,17 @@ import MonarchWire
 ///   failure per request), and a client that takes none of its answers for
 ///   ``Configuration/Limits/idleTimeout`` is not reading at all: its connection is closed.
 ///
+/// The connection is any ``MessageConnection``: frames on a socket, or an in-memory pair
+/// (``Coordinator/attachInMemoryClient(token:)``); the rules above hold on both.
+///
 /// An actor isolated to its connection's loop: its state is touched only on the loop's
 /// thread, which the compiler checks; the connection's callbacks and the coordinator's loop
 /// code enter through `assumeIsolated`.
 actor ClientSession {
     /// The coordinator's serial number for this client (its turn in the queues).
     nonisolated let id: Int
-    /// The client's connection.
-    nonisolated let connection: FrameConnection
+    /// The client's connection: framed on a socket, or in memory.
+    nonisolated let connection: any MessageConnection
     /// The coordinator the client is connected to.
     nonisolated unowned let coordinator: Coordinator
     /// What an exchange does once it starts.
@@ -87,7 +90,7 @@ actor ClientSession {
     /// The invalidations the client may still make now (``Configuration/Limits/invalidationsPerSecond``).
     var invalidationBudget: TokenBucket
 
-    init(id: Int, connection: FrameConnection, role: ClientRole, peer: String?, coordinator: Coordinator) {
+    init(id: Int, connection: any MessageConnection, role: ClientRole, peer: String?, coordinator: Coordinator) {
         self.id = id
         self.connection = connection
         self.role = role
@@ -98,10 +101,10 @@ actor ClientSession {
         self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate, clock: coordinator.clock)
         self.watchBacklog = WatchBacklog(eventsPerWatch: coordinator.limits.watchEvents)
         connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
-        connection.onEnd = { [self] _ in assumeIsolated { $0.ended() } }
+        connection.whenEnded { [self] in assumeIsolated { $0.ended() } }
         // Back-pressure: no new requests are read while answers wait to be taken; waiting
         // exchanges start once they were.
-        connection.stream.onWritabilityChanged = { [unowned self] writable in
+        connection.onWritabilityChanged = { [unowned self] writable in
             assumeIsolated { session in
                 if writable {
                     // Its waiting `changed` events go out over the next loop turns.
@@ -148,7 +151,7 @@ actor ClientSession {
     func isStalled(now: ContinuousClock.Instant, timeout: Duration) -> Bool {
         // What its watches hold is counted afresh too: the kernel may have taken some.
         rechargeWatchBytes()
-        let queued = connection.stream.queuedWriteBytes
+        let queued = connection.queuedWriteBytes
         defer { lastQueued = queued }
         guard queued > 0, queued >= lastQueued else {
             stalledSince = nil
@@ -249,7 +252,7 @@ actor ClientSession {
 
     /// Whether another exchange may start: the client takes its answers and the window has room.
     private var mayStart: Bool {
-        connection.isOpen && connection.stream.isWritable && calls.count < window
+        connection.isOpen && connection.isWritable && calls.count < window
     }
 
     /// Whether ``startWaiting()`` is running: an exchange answered while it starts returns to it.
@@ -341,7 +344,7 @@ actor ClientSession {
     /// the stall check (``isStalled(now:timeout:)``).
     private func send(_ answer: ClientAnswer) {
         guard connection.isOpen else { return }
-        let before = connection.stream.queuedWriteBytes
+        let before = connection.queuedWriteBytes
         var answer = answer
         let limit = coordinator.limits.clientQueueBytes
         if before > limit, answer.isResponse, let id = answer.id {
@@ -359,7 +362,7 @@ actor ClientSession {
             case .prepared(let prepared, let id, let ageMs): try connection.send(prepared, answering: id, ageMs: ageMs)
             case .relayedHit(let hit): try connection.send(.response(hit.message))
             }
-            let size = max(connection.stream.queuedWriteBytes - before, 0)
+            let size = max(connection.queuedWriteBytes - before, 0)
             recentAnswers.append(size)
             largestRecentAnswer = max(largestRecentAnswer ?? size, size)
             if recentAnswers.count > Self.answersRemembered, recentAnswers.removeFirst() == largestRecentAnswer {

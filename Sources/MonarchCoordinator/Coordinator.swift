@@ -527,7 +527,7 @@ public final class Coordinator: Sendable {
         for listener in listeners { listener.close() }
         listeners.removeAll()
         // Answers already queued still reach their clients before the close.
-        for client in clients.values { client.connection.stream.closeAfterWrites() }
+        for client in clients.values { client.connection.closeAfterWrites() }
         for pool in pools.values {
             for worker in pool.workers { worker.connection.stream.closeAfterWrites() }
         }

@@ -17,8 +17,10 @@ import Synchronization
 import Testing
 
 /// A coordinator running in the test process, its clients and workers connected to it in
-/// process (``Coordinator/connectInProcess(as:)``): the whole pipeline — sessions, routing,
-/// flights, pools, failover — with real frames on real sockets, and no process started.
+/// process: the whole pipeline — sessions, routing, flights, pools, failover — and no process
+/// started. Workers, and clients that ask for it, send real frames over socket pairs
+/// (``Coordinator/connectInProcess(as:)``); other clients pass messages in memory
+/// (``Coordinator/attachInMemoryClient(token:)``).
 struct InProcessCluster: Sendable {
     /// The coordinator's loop.
     let loop: EventLoop
@@ -90,10 +92,18 @@ struct InProcessCluster: Sendable {
         return connection
     }
 
-    /// A client connection offering `features` in its hello; unless `reading`, it reads nothing
-    /// after the welcome until ``TestClient/startReading()``.
-    func client(features: [String]? = nil, reading: Bool = true) async throws -> TestClient {
-        TestClient(connection: try await connect(as: .client, hello: Hello(role: .client, features: features)), reading: reading)
+    /// A client connected over `transport` (over the socket pair when it offers `features` in its
+    /// hello); unless `reading`, it reads nothing after the welcome until
+    /// ``TestClient/startReading()``.
+    func client(features: [String]? = nil, reading: Bool = true, over transport: ClientTransport = .inMemory) async throws
+        -> TestClient
+    {
+        if transport == .socket || features != nil {
+            return TestClient(
+                connection: try await connect(as: .client, hello: Hello(role: .client, features: features)), reading: reading)
+        }
+        let end = try await loop.submit { try coordinator.attachInMemoryClient() }
+        return TestClient(connection: try await InMemoryClientLink(end), reading: reading)
     }
 
     /// A worker of `kind` called `name`, offering `features` in its hello, registered once this
@@ -110,6 +120,15 @@ struct InProcessCluster: Sendable {
         }
         return worker
     }
+}
+
+/// How a test's client reaches the coordinator.
+enum ClientTransport: Sendable {
+    /// In memory (``Coordinator/attachInMemoryClient(token:)``): messages passed as values, no hello
+    /// (the role a hello without a secret earns).
+    case inMemory
+    /// Frames on a socket pair (``Coordinator/connectInProcess(as:)``), hello and all.
+    case socket
 }
 
 /// A client speaking the wire protocol, one exchange id after the other.
@@ -139,11 +158,11 @@ func code(_ message: WireMessage) -> FailureCode? {
 }
 
 final class TestClient: Sendable {
-    let connection: AsyncFrameConnection
+    let connection: any TestClientLink
     private let answers = Inbox()
     private let readingStarts: AsyncStream<Void>.Continuation
 
-    init(connection: AsyncFrameConnection, reading: Bool = true) {
+    init(connection: any TestClientLink, reading: Bool = true) {
         self.connection = connection
         let answers = answers
         let (start, starts) = AsyncStream<Void>.makeStream()
@@ -151,7 +170,11 @@ final class TestClient: Sendable {
         if reading { starts.finish() }
         Task {
             for await _ in start {}
-            while let message = try? await connection.nextMessage() { answers.put(message) }
+            while let message = try? await connection.nextMessage() {
+                // An in-memory client's welcome comes with its answers.
+                if case .welcome = message { continue }
+                answers.put(message)
+            }
             answers.finish()
         }
     }
@@ -169,6 +192,12 @@ final class TestClient: Sendable {
     /// Sends any message.
     func send(_ message: WireMessage) async throws {
         try await connection.send(message)
+    }
+
+    /// Sends a frame holding `payload` (a client over the socket pair only).
+    func send(payload: [UInt8]) async throws {
+        guard let frames = connection as? AsyncFrameConnection else { throw InProcessError("an in-memory client sends no frames") }
+        try await frames.send(payload: payload)
     }
 
     /// The answer to request `id` (answers to others are kept for later).

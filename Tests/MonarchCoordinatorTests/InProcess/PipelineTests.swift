@@ -10,15 +10,18 @@ import MonarchWire
 import Testing
 
 /// The coordinator's pipeline in one process: client sessions, routing, flights, the chain of
-/// pools, write-back and failover, with scripted workers on in-process connections.
+/// pools, write-back and failover, with scripted workers on in-process connections, and clients
+/// in memory unless a test needs their bytes on a socket.
 @Suite("The coordinator in process")
 struct PipelineTests {
-    @Test("A cache miss goes on to the bundle, whose answer reaches the client and is written back to the cache")
-    func chainAndWriteBack() async throws {
+    @Test(
+        "A cache miss goes on to the bundle, whose answer reaches the client and is written back to the cache",
+        arguments: [ClientTransport.inMemory, .socket])
+    func chainAndWriteBack(_ transport: ClientTransport) async throws {
         try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
-            let client = try await cluster.client()
+            let client = try await cluster.client(over: transport)
             try await client.send(RequestMessage(id: 1, path: "guide.txt"))
             let atCache = try await cache.nextRequest()
             #expect(atCache.path == "guide.txt" && atCache.key != nil)
@@ -39,9 +42,10 @@ struct PipelineTests {
     func coalescing() async throws {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
+            // In memory, raw bodies on a socket, JSON on a socket: one prepared response for all.
             let clients = [
                 try await cluster.client(), try await cluster.client(features: [WireFeature.rawBodies]),
-                try await cluster.client(),
+                try await cluster.client(over: .socket),
             ]
             for (index, client) in clients.enumerated() {
                 for id in 1...3 { try await client.send(RequestMessage(id: MessageID(id + 10 * index), path: "hot")) }
@@ -228,8 +232,9 @@ struct PipelineTests {
             let good = try await cluster.client()
             try await good.send(RequestMessage(id: 1, path: "elsewhere/x"))
             #expect(code(try await good.answer(1)) == "noRoute")
-            let bad = try await cluster.client()
-            try await bad.connection.send(payload: Array("{not json".utf8))
+            // Bytes that are no message need a socket.
+            let bad = try await cluster.client(over: .socket)
+            try await bad.send(payload: Array("{not json".utf8))
             #expect(await bad.closed(), "the offender is closed")
             try await good.send(.hello(Hello(role: .client)))
             #expect(await good.closed(), "a second hello is a protocol error")
@@ -241,11 +246,17 @@ struct PipelineTests {
         }
     }
 
-    @Test("With a token configured, an in-process connection needs it too")
+    @Test("With a token configured, an in-process connection needs it too, in memory as on a socket")
     func tokenRequired() async throws {
         try await InProcessCluster.with("auth: { token: s3cret }\ndomains: { docs: [bundle] }") { cluster in
             await #expect(throws: (any Error).self) { _ = try await cluster.connect(as: .client) }
             _ = try await cluster.connect(as: .client, hello: Hello(role: .client, token: "s3cret"))
+            let coordinator = cluster.coordinator
+            await #expect(throws: ProtocolError.self) { _ = try await cluster.loop.submit { try coordinator.attachInMemoryClient() } }
+            let end = try await cluster.loop.submit { try coordinator.attachInMemoryClient(token: "s3cret") }
+            let client = TestClient(connection: try await InMemoryClientLink(end))
+            try await client.send(.ping(PingMessage(id: 3)))
+            #expect(try await client.next { $0.id == 3 } == .pong(PongMessage(id: 3)))
         }
     }
 
