@@ -173,8 +173,9 @@ struct ChainWork: Sendable {
 /// starting another; one that arrives after the trip's answer and before its write-back is
 /// stored gets that answer (``HeldAnswers``).
 ///
-/// An actor isolated to its loop: the flights' state is touched only on the loop's thread,
-/// which the compiler checks. Requests enter from code running on the loop synchronously,
+/// An actor isolated to its loop: the flights' state is touched only on the loop's thread
+/// (the compiler checks the code inside the actor; the entries through `assumeIsolated` are
+/// checked when they run). Requests enter from code running on the loop synchronously,
 /// through `assumeIsolated`, and are answered by a callback on the loop, so a waiter needs no
 /// task and costs no hop; libuv's timers and the trips (their loop callbacks, or their tasks)
 /// enter the same way, by number.

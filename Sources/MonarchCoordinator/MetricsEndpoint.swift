@@ -13,8 +13,9 @@ import MonarchWire
 /// taken, the one that has waited longest for its request is closed to make room (a scraper
 /// sends its request as soon as it connects).
 ///
-/// An actor isolated to its loop: its state is touched only on the loop's thread, which the
-/// compiler checks; libuv's callbacks, which run there, enter through `assumeIsolated`.
+/// An actor isolated to its loop: its state is touched only on the loop's thread (the
+/// compiler checks the code inside the actor); libuv's callbacks, which run there, enter
+/// through `assumeIsolated`, checked when they run.
 actor MetricsEndpoint {
     /// The address as bound (a `tcp:…:0` shows the chosen port).
     private(set) var boundAddress: SocketAddress?

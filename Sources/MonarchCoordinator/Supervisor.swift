@@ -21,9 +21,9 @@ import Synchronization
 /// its file). Workers run in sessions of their own, so a terminal's Ctrl-C reaches only
 /// `monarch up`, which drains before it stops them.
 ///
-/// An actor isolated to its loop: its state is touched only on the loop's thread, which the
-/// compiler checks; libuv's callbacks and the coordinator's loop code enter through
-/// `assumeIsolated`, and what leaves is a ``PoolState`` or ``SlotState`` snapshot.
+/// An actor isolated to its loop: its state is touched only on the loop's thread (the
+/// compiler checks the code inside the actor); libuv's callbacks and the coordinator's loop
+/// code enter through `assumeIsolated`, checked when they run, and what leaves is a ``PoolState`` or ``SlotState`` snapshot.
 actor Supervisor {
     /// One local worker: its name, and the process running it, if any.
     final class Slot {
