@@ -222,7 +222,10 @@ import Testing
             let cancelledAt = ContinuousClock.now
             task.cancel()
             #expect(await task.value == .failure(.cancelled))
-            #expect(ContinuousClock.now - cancelledAt < .seconds(5))
+            // Sooner than most of the waits it cut short (up to 20 s each); the bound is loose, as
+            // the whole suite shares two cores. A cancel that let the wait run would also show as
+            // an attempt after it, below.
+            #expect(ContinuousClock.now - cancelledAt < .seconds(15))
             let hits = try await harness.stats().hits["/status/503"] ?? 0
             try await Task.sleep(for: .milliseconds(200))
             #expect(try await harness.stats().hits["/status/503"] == hits, "no attempt after the cancel")
