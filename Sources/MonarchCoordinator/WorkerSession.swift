@@ -225,17 +225,11 @@ final class WorkerSession: Sendable {
             onSlotFreed?(self)
             return .answered(.failure(.cancelled))
         }
-        let id = state.value.takeID()
-        do {
-            try connection.send(.request(request.message(id: id)))
-        } catch {
-            state.value.release(host: host)
-            onSlotFreed?(self)
-            return .answered(.failure(ProviderFailure(code: .requestTooLarge, message: "\(error)")))
+        let id: MessageID
+        switch transmit(request, host: host) {
+        case .success(let sent): id = sent
+        case .failure(let failure): return .answered(.failure(failure))
         }
-        state.value.outstanding.insert(id)
-        state.value.hostOf[id] = host
-        state.value.forwarded += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if let lostReason {
@@ -267,19 +261,31 @@ final class WorkerSession: Sendable {
             state.value.release(host: host)
             return .replied(.lost(lostReason))
         }
+        switch transmit(request, host: host) {
+        case .success(let id):
+            state.value.waiting[id] = .callback(reply)
+            return .waiting(id)
+        case .failure(let failure):
+            return .replied(.answered(.failure(failure)))
+        }
+    }
+
+    /// Sends `request` (for upstream `host`) to the worker under a new id, in the slot taken:
+    /// the id it is outstanding under, or `requestTooLarge` when it does not fit in a frame
+    /// (the slot is then given back). Loop thread only.
+    private func transmit(_ request: Request, host: String) -> Result<MessageID, ProviderFailure> {
         let id = state.value.takeID()
         do {
             try connection.send(.request(request.message(id: id)))
         } catch {
             state.value.release(host: host)
             onSlotFreed?(self)
-            return .replied(.answered(.failure(ProviderFailure(code: .requestTooLarge, message: "\(error)"))))
+            return .failure(ProviderFailure(code: .requestTooLarge, message: "\(error)"))
         }
         state.value.outstanding.insert(id)
         state.value.hostOf[id] = host
         state.value.forwarded += 1
-        state.value.waiting[id] = .callback(reply)
-        return .waiting(id)
+        return .success(id)
     }
 
     /// Withdraws request `id` sent by ``send(_:host:reply:)``: its callback is not called, and
