@@ -30,15 +30,26 @@ struct CoordinatorClockTests {
         }
     }
 
-    @Test("A worker silent for two beats and a little more of the coordinator's clock is taken out of rotation; one answering its pings stays")
-    func silentWorkerIsJudged() async throws {
+    /// Runs `body` on a cluster beaten by hand on a test clock, with a `talker` worker that
+    /// answers pings and a `mute` one that does not, after a first beat that heard the talker.
+    static func withTalkerAndMute(
+        _ body: @Sendable (InProcessCluster, TestClock, HeartbeatJudge) async throws -> Void
+    ) async throws {
         let clock = TestClock()
         try await InProcessCluster.with(Self.beatenByHand, clock: clock.clock) { cluster in
             let coordinator = cluster.coordinator
             _ = try await cluster.worker(kind: "bundle", name: "talker")
             _ = try await cluster.worker(kind: "bundle", name: "mute", answersPings: false)
             let judge = try await cluster.loop.submit { coordinator.heartbeatJudge }
-            try await Self.beat(cluster, clock)
+            try await beat(cluster, clock)
+            try await body(cluster, clock, judge)
+        }
+    }
+
+    @Test("A worker silent for two beats and a little more of the coordinator's clock is taken out of rotation; one answering its pings stays")
+    func silentWorkerIsJudged() async throws {
+        try await Self.withTalkerAndMute { cluster, clock, judge in
+            let coordinator = cluster.coordinator
             clock.advance(by: judge.interval)
             try await Self.beat(cluster, clock)
             // Silent for exactly the allowed silence: not yet a suspect.
@@ -61,13 +72,8 @@ struct CoordinatorClockTests {
 
     @Test("A beat that comes more than half an interval late judges nobody, however long the silence; the next beat on time does")
     func lateBeatJudgesNobody() async throws {
-        let clock = TestClock()
-        try await InProcessCluster.with(Self.beatenByHand, clock: clock.clock) { cluster in
+        try await Self.withTalkerAndMute { cluster, clock, judge in
             let coordinator = cluster.coordinator
-            _ = try await cluster.worker(kind: "bundle", name: "talker")
-            _ = try await cluster.worker(kind: "bundle", name: "mute", answersPings: false)
-            let judge = try await cluster.loop.submit { coordinator.heartbeatJudge }
-            try await Self.beat(cluster, clock)
             // The coordinator's loop was held up for many intervals: its own silence, not the workers'.
             clock.advance(by: judge.allowedSilence * 4)
             try await Self.beat(cluster, clock)
