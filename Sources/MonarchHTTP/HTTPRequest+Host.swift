@@ -42,7 +42,7 @@ extension HTTPRequest {
         return String(unsafeUninitializedCapacity: name.count) { out in
             var written = 0
             for byte in name {
-                out[written] = (65...90).contains(byte) ? byte | 0x20 : byte
+                out[written] = byte.asciiLowercased
                 written += 1
             }
             return written

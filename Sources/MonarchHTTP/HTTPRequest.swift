@@ -17,13 +17,16 @@ public struct HTTPHeader: Sendable, Equatable {
     public func isNamed(_ other: String) -> Bool {
         var mine = name.utf8.makeIterator()
         for byte in other.utf8 {
-            guard let own = mine.next(), Self.folded(own) == Self.folded(byte) else { return false }
+            guard let own = mine.next(), own.asciiLowercased == byte.asciiLowercased else { return false }
         }
         return mine.next() == nil
     }
+}
 
-    private static func folded(_ byte: UInt8) -> UInt8 {
-        (65...90).contains(byte) ? byte | 0x20 : byte
+extension UInt8 {
+    /// The byte, an ASCII capital letter made small (any other byte as it is).
+    var asciiLowercased: UInt8 {
+        (65...90).contains(self) ? self | 0x20 : self
     }
 }
 
