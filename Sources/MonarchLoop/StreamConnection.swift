@@ -347,9 +347,7 @@ struct WriteRequest {
 
     /// Allocates a request holding a copy of `source`.
     static func make(copying source: UnsafeRawBufferPointer) -> WriteRequest {
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: headerSize + source.count, alignment: 16)
-        memory.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_write_t>.size)
-        memory.storeBytes(of: source.count, toByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
+        let memory = allocate(writing: source.count, room: source.count)
         let bytes = memory + headerSize
         bytes.copyMemory(from: source.baseAddress!, byteCount: source.count)
         return WriteRequest(pointer: memory.bindMemory(to: uv_write_t.self, capacity: 1), bytes: bytes)
@@ -357,12 +355,17 @@ struct WriteRequest {
 
     /// Allocates a request writing `count` bytes of `body`, which it holds until freed.
     static func make(holding body: SharedBytes, count: Int) -> UnsafeMutablePointer<uv_write_t> {
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: headerSize, alignment: 16)
-        memory.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_write_t>.size)
-        memory.storeBytes(of: count, toByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
-        let request = memory.bindMemory(to: uv_write_t.self, capacity: 1)
+        let request = allocate(writing: count, room: 0).bindMemory(to: uv_write_t.self, capacity: 1)
         request.pointee.data = Unmanaged.passRetained(body).toOpaque()
         return request
+    }
+
+    /// A zeroed request that records it writes `count` bytes, with `room` bytes after its header.
+    private static func allocate(writing count: Int, room: Int) -> UnsafeMutableRawPointer {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: headerSize + room, alignment: 16)
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<uv_write_t>.size)
+        memory.storeBytes(of: count, toByteOffset: MemoryLayout<uv_write_t>.size, as: Int.self)
+        return memory
     }
 
     /// How many bytes the request writes.
