@@ -216,7 +216,7 @@ struct HotTier {
                 of: message, ageMs: UInt64(max(0, ageMs)), nowMs: askedAtMs, defaultLifetime: request.route.ttl),
             heldUntilMs: sharedStoreHoldMs.map { askedAtMs &+ $0 },
             sharedBody: response.content.count >= Self.sharedBodyMinimum
-                ? message.content.map { content in content.bytes.withUnsafeBytes { SharedBytes(copying: $0) } } : nil)
+                ? response.content.bytes.withUnsafeBytes { SharedBytes(copying: $0) } : nil)
         guard entry.isUsable(at: askedAtMs) else { return false }
         // The body counted as bytes and as base64 (the raw and the JSON frames' forms), the
         // headers as given and as encoded.

@@ -90,9 +90,12 @@ enum RelayedHotHit {
         /// nil to copy it from ``prepared``.
         var sharedBody: SharedBytes? = nil
 
+        /// How long it stays fresh from now, in seconds (the `ttl` of its `Cache-Status`).
+        private var ttlLeft: Int64 { (form.lifetime ?? 0) - form.age(heldMs: ageMs) }
+
         /// The `Cache-Status` of the hit: the one the answer arrived with, then Monarch's.
         private var cacheStatus: String {
-            let own = "monarch; hit; ttl=\((form.lifetime ?? 0) - form.age(heldMs: ageMs))"
+            let own = "monarch; hit; ttl=\(ttlLeft)"
             return form.cacheStatus.map { $0 + ", " + own } ?? own
         }
 
@@ -128,7 +131,7 @@ enum RelayedHotHit {
             if let start = form.cacheStatusLineStart {
                 out.append(contentsOf: start)
                 out.append(contentsOf: "monarch; hit; ttl=".utf8)
-                Self.appendNumber((form.lifetime ?? 0) - age, to: &out)
+                Self.appendNumber(ttlLeft, to: &out)
             }
             // Wall-clock time: the `Date` header is shown to the client.
             if form.needsDate {
