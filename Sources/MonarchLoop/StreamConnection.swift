@@ -45,6 +45,11 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// The bytes being handed to the kernel by ``flush()``; kept apart from ``gathered`` so
     /// that writes made from callbacks during a flush are never lost.
     private var flushing: [UInt8] = []
+    /// Bodies written with ``write(_:then:)`` in this pass, each to go after the bytes of
+    /// ``gathered`` before its offset; handed over uncopied by ``flush()``.
+    private var heldBodies: [HeldBody] = []
+    /// The bodies being handed to the kernel by ``flush()`` (as ``flushing`` for the bytes).
+    private var flushingBodies: [HeldBody] = []
     /// Whether the loop will flush ``gathered`` before it next waits.
     private var flushScheduled = false
     /// Queued write requests; the stream closes after them when ``closeAfterWrites()`` asked.
@@ -186,69 +191,104 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     }
 
     /// Writes `bytes`, then `body`, after everything written before, without copying `body`:
-    /// the kernel takes them in one call where it can, and what it does not take of `body`
-    /// waits in a queued write holding `body` (see ``write(_:)-(UnsafeRawBufferPointer)``).
-    /// Hands over what was gathered in this pass at once, with them.
+    /// they leave with the others written in this pass of the loop, in one call to the kernel
+    /// where it takes them all, and what it does not take of `body` waits in a queued write
+    /// holding `body` (see ``write(_:)-(UnsafeRawBufferPointer)``). `body` counts in
+    /// ``queuedWriteBytes`` from now until the kernel has taken it.
     public func write(_ bytes: [UInt8], then body: SharedBytes) {
         write(bytes)
         guard !isClosing, !writeFailed, body.count > 0 else { return }
+        heldBodies.append(HeldBody(offset: gathered.count, body: body))
         queuedWriteBytes += body.count
-        flush(then: body)
+        if heldBodies.count >= Self.heldBodiesPerFlush {
+            // The kernel takes a bounded number of buffers in one call.
+            flush()
+            return
+        }
+        if !flushScheduled {
+            flushScheduled = true
+            loop.scheduleFlush(self)
+        }
+        if isWritable && queuedWriteBytes > writeHighWatermark {
+            isWritable = false
+            onWritabilityChanged?(false)
+        }
     }
+
+    /// The most bodies of ``write(_:then:)`` gathered for one flush.
+    static let heldBodiesPerFlush = 64
 
     /// The storage the stream's write buffers hold, in bytes (for tests of what an idle
     /// connection keeps).
     package var writeBufferCapacity: Int { gathered.capacity + flushing.capacity }
 
-    /// Hands the gathered bytes to the kernel: directly when nothing is queued before them,
-    /// and whatever it does not take (or all, behind earlier writes) as a queued write.
-    ///
-    /// With `body` (``write(_:then:)``), hands it over after them, uncopied; it was counted in
-    /// ``queuedWriteBytes`` already.
-    func flush(then body: SharedBytes? = nil) {
+    /// Hands what was written in this pass to the kernel: directly when nothing is queued
+    /// before it, and whatever the kernel does not take (or all, behind earlier writes) as
+    /// queued writes — copies of the bytes, and the bodies themselves.
+    func flush() {
         flushScheduled = false
-        guard !gathered.isEmpty || body != nil else { return }
+        guard !gathered.isEmpty || !heldBodies.isEmpty else { return }
         swap(&gathered, &flushing)
-        queuedWriteBytes -= flushing.count + (body?.count ?? 0)
+        swap(&heldBodies, &flushingBodies)
+        queuedWriteBytes -= flushing.count + flushingBodies.reduce(0) { $0 + $1.body.count }
         var failure: UVError?
         if !isClosing && !writeFailed {
-            failure = flushing.withUnsafeBytes { bytes -> UVError? in
-                let tail = body?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
-                var offset = 0
-                var tailOffset = 0
-                if pendingWrites == 0 {
-                    let written = withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: 2) { buffers in
-                        buffers[0] = uv_buf_init(
-                            UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)),
-                            UInt32(bytes.count))
-                        buffers[1] = uv_buf_init(
-                            UnsafeMutablePointer(mutating: tail.baseAddress?.assumingMemoryBound(to: CChar.self)),
-                            UInt32(tail.count))
-                        return uv_try_write(stream, buffers.baseAddress!, body == nil ? 1 : 2)
-                    }
-                    if written == Int32(bytes.count + tail.count) { return nil }
-                    if written > 0 {
-                        offset = min(Int(written), bytes.count)
-                        tailOffset = Int(written) - offset
-                    } else if written != UVCode.eagain {
-                        return UVError(code: written, operation: "write")
-                    }
-                }
-                if offset < bytes.count, let failure = queueWrite(UnsafeRawBufferPointer(rebasing: bytes[offset...])) {
-                    return failure
-                }
-                guard let body, tailOffset < body.count else { return nil }
-                return queueWrite(body, from: tailOffset)
-            }
+            failure = flushing.withUnsafeBytes { bytes in hand(bytes, with: flushingBodies) }
         }
         // Emptied before any callback runs: writes made from callbacks go to `gathered`.
         flushing.removeAllKeepingSmallCapacity()
+        flushingBodies.removeAll(keepingCapacity: flushingBodies.count <= Self.heldBodiesPerFlush)
         if let failure {
             writeFailed = true
             finish(.failed(failure))
             return
         }
         updateWritability()
+    }
+
+    /// Hands `bytes`, with `bodies` between them at their offsets, to the kernel: as much as it
+    /// takes now when nothing is queued, the rest as queued writes in order.
+    private func hand(_ bytes: UnsafeRawBufferPointer, with bodies: [HeldBody]) -> UVError? {
+        // The pieces in order: the bytes before each body, the body, and the bytes after the last.
+        let count = 2 * bodies.count + 1
+        return withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { pieces in
+            var start = 0
+            for (index, held) in bodies.enumerated() {
+                pieces[2 * index] = UnsafeRawBufferPointer(rebasing: bytes[start..<held.offset])
+                pieces[2 * index + 1] = held.body.bytes
+                start = held.offset
+            }
+            pieces[count - 1] = UnsafeRawBufferPointer(rebasing: bytes[start...])
+            var taken = 0
+            if pendingWrites == 0 {
+                let written = withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: count) { buffers in
+                    for index in 0..<count {
+                        buffers[index] = uv_buf_init(
+                            UnsafeMutablePointer(mutating: pieces[index].baseAddress?.assumingMemoryBound(to: CChar.self)),
+                            UInt32(pieces[index].count))
+                    }
+                    return uv_try_write(stream, buffers.baseAddress!, UInt32(count))
+                }
+                if written > 0 {
+                    taken = Int(written)
+                } else if written != UVCode.eagain {
+                    return UVError(code: written, operation: "write")
+                }
+            }
+            for index in 0..<count {
+                let piece = pieces[index]
+                guard taken < piece.count else {
+                    taken -= piece.count
+                    continue
+                }
+                let failure = index % 2 == 1
+                    ? queueWrite(bodies[index / 2].body, from: taken)
+                    : queueWrite(UnsafeRawBufferPointer(rebasing: piece[taken...]))
+                if let failure { return failure }
+                taken = 0
+            }
+            return nil
+        }
     }
 
     /// Copies `bytes` into one allocation with its write request and hands it to libuv.
@@ -334,6 +374,13 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         onWritabilityChanged = nil
         super.didClose()
     }
+}
+
+/// A body written with ``StreamConnection/write(_:then:)``: it goes after the gathered bytes
+/// before `offset`.
+struct HeldBody {
+    let offset: Int
+    let body: SharedBytes
 }
 
 /// A `uv_write_t` and the bytes it writes, in one allocation freed by the write callback.
