@@ -1,6 +1,7 @@
 import Monarch
 import MonarchConfig
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 
 /// The coordinator's hot tier: a bounded in-memory cache of the cache workers' answers, so
@@ -86,8 +87,8 @@ struct HotTier {
     static let entryOverhead = 640
 
     /// The smallest body a relayed hit sends without copying it (``Entry/sharedBody``): below
-    /// it, copying the body beside the head costs less than a second buffer.
-    static let sharedBodyMinimum = 16 << 10
+    /// it, copying the body beside the head costs less; the wire's frames draw the same line.
+    static let sharedBodyMinimum = MessageCodec.uncopiedBodyMinimum
 
     /// The bytes the entries may cost together; 0 holds nothing.
     var budgetBytes: Int { entries.budgetBytes }
@@ -215,15 +216,13 @@ struct HotTier {
             relayed: RelayedHotHit.Form(
                 of: message, ageMs: UInt64(max(0, ageMs)), nowMs: askedAtMs, defaultLifetime: request.route.ttl),
             heldUntilMs: sharedStoreHoldMs.map { askedAtMs &+ $0 },
-            sharedBody: response.content.count >= Self.sharedBodyMinimum
-                ? response.content.bytes.withUnsafeBytes { SharedBytes(copying: $0) } : nil)
+            sharedBody: response.content.count >= Self.sharedBodyMinimum ? SharedBytes.holding(response.content.bytes) : nil)
         guard entry.isUsable(at: askedAtMs) else { return false }
-        // The body counted as bytes and as base64 (the raw and the JSON frames' forms), the
-        // headers as given and as encoded.
+        // The body counted as bytes (shared by the message, its raw frame and the relayed hit)
+        // and as base64 (the JSON frame's form), the headers as given and as encoded.
         let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + entry.relayed.head.count
-            + (entry.relayed.cacheStatusLineStart?.count ?? 0) + (entry.sharedBody?.count ?? 0)
-            + response.content.count + response.content.base64Count
+            + (entry.relayed.cacheStatusLineStart?.count ?? 0) + response.content.count + response.content.base64Count
         guard entries.put(key, entry, cost: cost) else { return false }
         kept += 1
         return true

@@ -6,6 +6,15 @@ public enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// or needed for the header, only `received` arrived.
     case truncated(expected: Int, received: Int)
 
+    /// The payload's length in bytes: as announced when ``oversized(length:limit:)``, as
+    /// expected (header included) when ``truncated(expected:received:)``.
+    public var payloadLength: UInt32 {
+        switch self {
+        case .oversized(let length, _): length
+        case .truncated(let expected, _): UInt32(clamping: expected)
+        }
+    }
+
     public var description: String {
         switch self {
         case .oversized(let length, let limit):

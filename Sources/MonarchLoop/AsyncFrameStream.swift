@@ -81,22 +81,38 @@ public final class AsyncFrameStream: Sendable {
     ///   ``FrameStream/End`` when the stream has ended, `CancellationError` when the task is
     ///   cancelled while waiting for the stream to drain.
     public func send(payload: [UInt8]) async throws {
+        try await send(payloadCount: payload.count) { stream throws(FrameError) in try stream.send(payload: payload) }
+    }
+
+    /// Sends a frame made beforehand, after the frames sent before it from the same task:
+    /// `frame` holds its length and its first bytes, `tail` (sent without a copy) the rest of
+    /// its payload; nil when `frame` is the whole frame.
+    ///
+    /// - Throws: as ``send(payload:)``.
+    public func send(frame: [UInt8], then tail: SharedBytes?) async throws {
+        let payloadCount = frame.count - BigEndianLength.byteCount + (tail?.count ?? 0)
+        try await send(payloadCount: payloadCount) { stream throws(FrameError) in try stream.send(frame: frame, then: tail) }
+    }
+
+    /// Sends a frame of `payloadCount` bytes by calling `write` on the loop, once the stream
+    /// takes it: at once when it does, else after waiting for it to drain.
+    private func send(payloadCount: Int, _ write: @escaping @Sendable (FrameStream) throws(FrameError) -> Void) async throws {
         let limit = connection.maxOutboundFrameBytes
-        guard payload.count <= limit else {
-            throw FrameError.oversized(length: UInt32(clamping: payload.count), limit: limit)
+        guard payloadCount <= limit else {
+            throw FrameError.oversized(length: UInt32(clamping: payloadCount), limit: limit)
         }
         if loop.inEventLoop {
-            try await sendOnLoop(payload)
+            try await sendOnLoop(write)
             return
         }
         let inTransit = bytesInTransit.load(ordering: .acquiring)
         if writable.load(ordering: .acquiring) && open.load(ordering: .acquiring)
             && inTransit < connection.stream.writeHighWatermark
         {
-            bytesInTransit.add(payload.count, ordering: .acquiringAndReleasing)
+            bytesInTransit.add(payloadCount, ordering: .acquiringAndReleasing)
             let accepted = loop.enqueue(.closure { [self] in
-                bytesInTransit.subtract(payload.count, ordering: .acquiringAndReleasing)
-                try? connection.send(payload: payload)
+                bytesInTransit.subtract(payloadCount, ordering: .acquiringAndReleasing)
+                try? write(connection)
             })
             if !accepted { throw EventLoopError.shutDown(loop: loop.name) }
             return
@@ -104,7 +120,7 @@ public final class AsyncFrameStream: Sendable {
         guard open.load(ordering: .acquiring) else { throw FrameStream.End.closed }
         // Hopping onto the loop keeps this frame behind the ones queued before it, and the
         // wait for writability in this task, where cancelling the task reaches it.
-        try await withTaskExecutorPreference(loop) { try await sendOnLoop(payload) }
+        try await withTaskExecutorPreference(loop) { try await sendOnLoop(write) }
     }
 
     /// Sends a frame holding `payload` at once, with no task and no wait, when called on the
@@ -119,6 +135,16 @@ public final class AsyncFrameStream: Sendable {
         return true
     }
 
+    /// Sends a frame made beforehand (see ``send(frame:then:)``) at once, as
+    /// ``sendAtOnce(payload:)`` sends a payload: returns false, sending nothing, when it cannot.
+    ///
+    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
+    public func sendAtOnce(frame: [UInt8], then tail: SharedBytes?) throws(FrameError) -> Bool {
+        guard canSendAtOnce else { return false }
+        try connection.send(frame: frame, then: tail)
+        return true
+    }
+
     /// Whether a frame may be sent at once, with no wait: the caller is on the loop thread and
     /// the stream is open and writable (see ``sendAtOnce(payload:)``).
     public var canSendAtOnce: Bool {
@@ -130,14 +156,14 @@ public final class AsyncFrameStream: Sendable {
         await connection.stream.closeAndWait()
     }
 
-    /// Sends on the loop thread, first waiting while the stream is not writable.
-    private func sendOnLoop(_ payload: [UInt8]) async throws {
+    /// Sends with `write` on the loop thread, first waiting while the stream is not writable.
+    private func sendOnLoop(_ write: (FrameStream) throws(FrameError) -> Void) async throws {
         loop.preconditionInEventLoop()
         while connection.isOpen && !connection.stream.isWritable {
             try await waitForWritability()
         }
         guard connection.isOpen else { throw FrameStream.End.closed }
-        try connection.send(payload: payload)
+        try write(connection)
     }
 
     /// Waits, on the loop thread, until the stream turns writable or ends.

@@ -112,6 +112,37 @@ public final class FrameStream: @unchecked Sendable {
         stream.write(taking: &scratch)
     }
 
+    /// Sends a frame made beforehand: `frame` holds its length and its first bytes, `tail`
+    /// (sent without a copy) the rest of its payload; nil when `frame` is the whole frame.
+    /// Nothing once the stream failed. Loop thread only.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds
+    ///   ``maxOutboundFrameBytes``; nothing is sent then.
+    public func send(frame: [UInt8], then tail: SharedBytes?) throws(FrameError) {
+        guard endReason == nil else { return }
+        let payloadCount = frame.count - BigEndianLength.byteCount + (tail?.count ?? 0)
+        guard payloadCount <= maxOutboundFrameBytes else {
+            throw .oversized(length: UInt32(clamping: payloadCount), limit: maxOutboundFrameBytes)
+        }
+        if let tail { stream.write(frame, then: tail) } else { stream.write(frame) }
+    }
+
+    /// Sends the frame whose first bytes `write` appends to an empty buffer and whose last bytes
+    /// are those `write` returns, without copying those (nil: the bytes appended are the whole
+    /// frame, or frames). Nothing is sent when it throws, or once the stream failed. Loop thread
+    /// only.
+    ///
+    /// - Throws: what `write` throws.
+    public func sendFrame(_ write: (inout [UInt8]) throws(FrameError) -> SharedBytes?) throws(FrameError) {
+        guard endReason == nil else { return }
+        scratch.removeAll(keepingCapacity: true)
+        guard let tail = try write(&scratch) else {
+            stream.write(taking: &scratch)
+            return
+        }
+        stream.write(scratch, then: tail)
+    }
+
     /// The next complete frame's payload, read where it lies by `body`; nil when no complete
     /// frame is there, or the stream ended or is closing. A framing defect ends the stream (see
     /// ``farewell``) and gives nil. Loop thread only; `body` must not touch the stream.

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import MonarchLoop
 import MonarchWire
 import Synchronization
@@ -106,6 +111,15 @@ public final class AsyncFrameConnection: Sendable {
         try frames.sendAtOnce(payload: payload)
     }
 
+    /// Sends a frame made beforehand (see ``send(frame:then:)``) at once when called on the
+    /// connection's loop thread with the connection open and writable; returns false, sending
+    /// nothing, otherwise.
+    ///
+    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
+    public func sendAtOnce(frame: [UInt8], then body: Data?) throws(FrameError) -> Bool {
+        try frames.sendAtOnce(frame: frame, then: body.map(SharedBytes.holding))
+    }
+
     /// Sends `message` at once, encoded where the connection gathers what it writes (no payload
     /// of its own is made), when called on the connection's loop thread with the connection
     /// open and writable; returns false, sending nothing, otherwise (then ``send(_:)`` waits as
@@ -123,7 +137,18 @@ public final class AsyncFrameConnection: Sendable {
     ///
     /// - Throws: as ``send(payload:)``.
     public func send(_ message: WireMessage) async throws {
-        try await send(payload: connection.codec.encode(message))
+        var frame: [UInt8] = []
+        let body = try connection.codec.appendFrameLeavingBody(message, to: &frame)
+        try await send(frame: frame, then: body)
+    }
+
+    /// Sends a frame made beforehand (``MessageCodec/appendFrameLeavingBody(_:to:)``), after the
+    /// frames sent before it from the same task: `frame` holds its length and first bytes,
+    /// `body` (sent without a copy) the rest; nil when `frame` is whole.
+    ///
+    /// - Throws: as ``send(payload:)``.
+    public func send(frame: [UInt8], then body: Data?) async throws {
+        try await frames.send(frame: frame, then: body.map(SharedBytes.holding))
     }
 
     /// Adopts what the listener's `welcome` announced (``FrameConnection/adopt(_:)``). Call it

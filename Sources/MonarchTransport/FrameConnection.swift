@@ -127,7 +127,9 @@ public final class FrameConnection: @unchecked Sendable {
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the encoded message exceeds the limit.
     public func send(_ message: WireMessage) throws(FrameError) {
         let codec = self.codec
-        try frames.sendFrames { output throws(FrameError) in try codec.appendFrame(message, to: &output) }
+        try frames.sendFrame { output throws(FrameError) in
+            try codec.appendFrameLeavingBody(message, to: &output).map(SharedBytes.holding)
+        }
     }
 
     /// Sends `prepared` answering request `id`: the frame ``send(_:)`` sends for its message
@@ -137,8 +139,8 @@ public final class FrameConnection: @unchecked Sendable {
     /// - Throws: ``FrameError/oversized(length:limit:)`` when the frame exceeds the limit.
     public func send(_ prepared: PreparedResponse, answering id: MessageID, ageMs: UInt64? = nil) throws(FrameError) {
         let codec = self.codec
-        try frames.sendFrames { output throws(FrameError) in
-            try codec.appendFrame(prepared, answering: id, ageMs: ageMs, to: &output)
+        try frames.sendFrame { output throws(FrameError) in
+            try codec.appendFrameLeavingBody(prepared, answering: id, ageMs: ageMs, to: &output).map(SharedBytes.holding)
         }
     }
 

@@ -99,6 +99,15 @@ extension MessageCodec {
             if let ageMs, message.ageMs != nil { message.ageMs = ageMs }
             return try appendFrame(.response(message), to: &output)
         }
+        try appendFrame(prepared, template: template, answering: id, ageMs: ageMs, to: &output, withBody: true)
+    }
+
+    /// Appends the frame of `prepared`'s `template` answering `id` to `output`, the raw body's
+    /// bytes (when it has one) only `withBody`; the frame's length counts them either way.
+    func appendFrame(
+        _ prepared: PreparedResponse, template: PreparedResponse.Template, answering id: MessageID, ageMs: UInt64?,
+        to output: inout [UInt8], withBody: Bool
+    ) throws(FrameError) {
         let digits = Self.decimalDigits(of: id)
         let age = template.afterAge == nil ? nil : ageMs ?? prepared.message.ageMs ?? 0
         let ageDigits = age.map(Self.decimalDigits(of:)) ?? 0
@@ -112,7 +121,7 @@ extension MessageCodec {
         guard count <= maxFrameBytes, count <= Int(UInt32.max) else {
             throw .oversized(length: UInt32(clamping: count), limit: maxFrameBytes)
         }
-        output.reserveCapacity(output.count + BigEndianLength.byteCount + count)
+        output.reserveCapacity(output.count + BigEndianLength.byteCount + (withBody ? count : jsonCount + RawBodyPayload.headerCount))
         BigEndianLength.append(UInt32(count), to: &output)
         if template.rawBody != nil {
             output.append(RawBodyPayload.marker)
@@ -125,7 +134,7 @@ extension MessageCodec {
             Self.appendDecimal(age, digits: ageDigits, to: &output)
             output.append(contentsOf: afterAge)
         }
-        template.rawBody?.appendBytes(to: &output)
+        if withBody { template.rawBody?.appendBytes(to: &output) }
     }
 
     /// How many decimal digits `value` is written with.

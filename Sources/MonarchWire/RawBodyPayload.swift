@@ -73,6 +73,13 @@ enum RawBodyPayload {
 
     /// Appends `message`, which carries `body`, as a raw-body payload to `output`.
     static func append(_ message: WireMessage, body: MessageBody, to output: inout [UInt8]) {
+        appendHead(of: message, to: &output)
+        body.appendBytes(to: &output)
+    }
+
+    /// Appends the raw-body payload of `message` but for its body's bytes (the marker, the
+    /// JSON's length, the JSON) to `output`: the payload is whole once the body follows.
+    static func appendHead(of message: WireMessage, to output: inout [UInt8]) {
         let start = output.count
         output.append(marker)
         output.append(contentsOf: [0, 0, 0, 0])
@@ -80,7 +87,6 @@ enum RawBodyPayload {
         precondition(encoded, "request, response and store are written by the hot codec")
         let jsonCount = UInt32(truncatingIfNeeded: output.count - start - headerCount)
         BigEndianLength.write(jsonCount, into: &output, at: start + 1)
-        body.appendBytes(to: &output)
     }
 
     private static func givenTwice(_ message: WireMessage) -> ProtocolError {

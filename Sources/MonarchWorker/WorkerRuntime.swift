@@ -1,6 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Logging
 import Monarch
 import MonarchLoop
@@ -349,9 +354,9 @@ public final class WorkerRuntime: Sendable {
     /// Sends a prepared answer at once when the connection takes it now (on its loop, writable),
     /// else from a task that waits until it does.
     private func sendSoon(_ outgoing: Outgoing, on connection: AsyncFrameConnection) {
-        if !outgoing.replaced, let payload = outgoing.payload {
+        if !outgoing.replaced, let frame = outgoing.frame {
             do {
-                if try connection.sendAtOnce(payload: payload) { return }
+                if try connection.sendAtOnce(frame: frame, then: outgoing.body) { return }
             } catch {
                 state.withLock { $0.counters.unsent += 1 }
                 let what = outgoing.message.id.map { "the \(outgoing.message.type) answering \($0)" } ?? "a \(outgoing.message.type)"
@@ -363,11 +368,15 @@ public final class WorkerRuntime: Sendable {
     }
 
     /// An answer ready to go out: what the coordinator gets (the answer, or the
-    /// `responseTooLarge` failure that replaces it) and its encoded payload, nil when nothing
+    /// `responseTooLarge` failure that replaces it) and its encoded frame, nil when nothing
     /// can be sent (then `problem` says why).
     private struct Outgoing {
         var message: WireMessage
-        var payload: [UInt8]?
+        /// The whole frame, or its head when ``body`` follows it.
+        var frame: [UInt8]?
+        /// The frame's last bytes, a large raw body sent without a copy; nil when ``frame`` is
+        /// whole.
+        var body: Data?
         var replaced = false
         var problem: String?
     }
@@ -376,11 +385,18 @@ public final class WorkerRuntime: Sendable {
     /// replaced by a `responseTooLarge` failure for the same id (carrying `source` as its one
     /// attempt for a request's answer, as a provider's failure does).
     private func prepare(_ answer: WireMessage, source: String? = nil) -> Outgoing {
-        let (limit, codec) = state.withLock { ($0.limits.maxFrameBytes, $0.codec) }
-        let payload = codec.encode(answer)
-        guard payload.count > limit else { return Outgoing(message: answer, payload: payload) }
+        var (limit, codec) = state.withLock { ($0.limits.maxFrameBytes, $0.codec) }
+        codec.maxFrameBytes = limit
+        var frame: [UInt8] = []
+        let length: UInt32
+        do {
+            let body = try codec.appendFrameLeavingBody(answer, to: &frame)
+            return Outgoing(message: answer, frame: frame, body: body)
+        } catch {
+            length = error.payloadLength
+        }
         let what = "the \(answer.type)" + (answer.id.map { " answering \($0)" } ?? "")
-        let why = "\(what) is \(payload.count) bytes as JSON, more than the coordinator's frame limit of \(limit) bytes"
+        let why = "\(what) is \(length) bytes as JSON, more than the coordinator's frame limit of \(limit) bytes"
         guard let id = answer.id else { return Outgoing(message: answer, problem: why) }
         let failure: WireMessage
         if let source {
@@ -389,19 +405,21 @@ public final class WorkerRuntime: Sendable {
         } else {
             failure = .failure(FailureMessage(id: id, error: .init(code: .responseTooLarge, message: why)))
         }
-        let replacement = codec.encode(failure)
-        guard replacement.count <= limit else {
+        var replacement: [UInt8] = []
+        do {
+            try codec.appendFrame(failure, to: &replacement)
+        } catch {
             return Outgoing(
                 message: failure, replaced: true,
-                problem: "\(why); not even the responseTooLarge failure (\(replacement.count) bytes) fits")
+                problem: "\(why); not even the responseTooLarge failure (\(error.payloadLength) bytes) fits")
         }
-        return Outgoing(message: failure, payload: replacement, replaced: true)
+        return Outgoing(message: failure, frame: replacement, replaced: true)
     }
 
     /// Sends a prepared answer; what cannot be sent is logged at error level and counted.
     private func send(_ outgoing: Outgoing, on connection: AsyncFrameConnection) async {
         if outgoing.replaced { state.withLock { $0.counters.tooLarge += 1 } }
-        guard let payload = outgoing.payload else {
+        guard let frame = outgoing.frame else {
             state.withLock { $0.counters.unsent += 1 }
             logger.error("cannot answer the coordinator: \(outgoing.problem ?? "the answer does not fit in a frame")")
             return
@@ -413,9 +431,9 @@ public final class WorkerRuntime: Sendable {
             if Task.isCancelled {
                 // A cancelled request still gets its answer: a cancelled task would give up
                 // waiting for a socket that is not writable, so another task sends it.
-                try await Task(executorPreference: loop) { try await connection.send(payload: payload) }.value
+                try await Task(executorPreference: loop) { try await connection.send(frame: frame, then: outgoing.body) }.value
             } else {
-                try await connection.send(payload: payload)
+                try await connection.send(frame: frame, then: outgoing.body)
             }
         } catch {
             state.withLock { $0.counters.unsent += 1 }

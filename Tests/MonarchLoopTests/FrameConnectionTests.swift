@@ -43,6 +43,33 @@ import Testing
         }
     }
 
+    /// Large raw bodies leave a connection uncopied (after the rest of their frame); the peer
+    /// still receives every message whole and in the order sent, small ones between them.
+    @Test func largeRawBodiesArriveWholeAndInOrder() async throws {
+        try await withLoop { loop in
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                let welcome = Welcome(maxFrameBytes: 16 << 20, features: [WireFeature.rawBodies])
+                try await client.adopt(welcome)
+                try await peer.adopt(welcome)
+                let messages: [WireMessage] = (0..<12).map { index in
+                    let size = index % 3 == 0 ? 40 : (index % 3 == 1 ? 16 << 10 : (3 << 20) + index)
+                    let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) })
+                    return index % 4 == 3
+                        ? .ping(PingMessage(id: MessageID(index)))
+                        : .response(ResponseMessage(id: MessageID(index), status: 200, source: "cache", body: body, ageMs: 1))
+                }
+                // All at once on the loop, far more than the socket takes: the bodies wait in
+                // queued writes, and what follows each queues behind it.
+                try await loop.submit {
+                    for message in messages { try client.connection.send(message) }
+                }
+                for message in messages {
+                    #expect(try await peer.nextMessage() == message)
+                }
+            }
+        }
+    }
+
     /// The streams of a loop share one read buffer: frames arriving on many connections at
     /// once, each split across reads, still reach each connection whole and unmixed.
     @Test func connectionsReadingAtOnceOnOneLoopKeepTheirOwnBytes() async throws {
