@@ -50,4 +50,30 @@ import Testing
             await listener.closeAndWait()
         }
     }
+
+    /// What a pass writes counts as queued until the pass ends (a writer measures its answers
+    /// by it), bodies included, and more bodies than one call to the kernel takes still arrive
+    /// whole and in order.
+    @Test func bodiesCountAsQueuedUntilThePassEndsAndManyArriveInOrder() async throws {
+        try await withLoop { loop in
+            let bodies = (0..<150).map { Self.pattern(20_000 + $0, seed: UInt8(truncatingIfNeeded: $0)) }
+            let queuedAfterFirst = Mutex<Int>(-1)
+            let listener = try await loop.submit {
+                try Listener(address: .unix(path: temporarySocketPath()), on: loop) { stream in
+                    for (index, body) in bodies.enumerated() {
+                        stream.write(Array("<\(index)>".utf8), then: body.withUnsafeBytes { SharedBytes(copying: $0) })
+                        if index == 0 { queuedAfterFirst.withLock { $0 = stream.queuedWriteBytes } }
+                    }
+                    stream.closeAfterWrites()
+                }
+            }
+            guard case .unix(let path) = listener.boundAddress else { throw CancellationError() }
+            let received = try await RawSocketClient.exchange(path: path, sending: [])
+            let expected = bodies.enumerated().flatMap { Array("<\($0.offset)>".utf8) + $0.element }
+            #expect(received.count == expected.count)
+            #expect(received == expected)
+            #expect(queuedAfterFirst.withLock { $0 } == 3 + 20_000)
+            await listener.closeAndWait()
+        }
+    }
 }
