@@ -31,7 +31,7 @@ final class InMemoryClientLink: TestClientLink {
         self.connection = connection
         try await connection.loop.submit { [self] in
             connection.onMessage = { [self] message in arrived(message) }
-            connection.whenEnded { [self] in arrived(nil) }
+            connection.whenEnded { [self] _ in arrived(nil) }
         }
     }
 
