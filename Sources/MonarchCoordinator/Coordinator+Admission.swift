@@ -262,7 +262,7 @@ extension Coordinator {
 
     /// Registers a worker in its kind's pool; its `welcome` lists `features`, the extensions
     /// agreed to (nil: none).
-    private func admitWorker(_ connection: FrameConnection, hello: Hello, features: [String]?) {
+    private func admitWorker(_ connection: any MessageConnection, hello: Hello, features: [String]?) {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
