@@ -160,6 +160,30 @@ struct InMemoryWorkerTests {
         }
     }
 
+    @Test("An in-memory worker silent past the allowed silence on the coordinator's clock is taken out of rotation and let go; one answering its pings stays")
+    func silentWorkerIsLetGo() async throws {
+        let clock = TestClock()
+        try await InProcessCluster.with(CoordinatorClockTests.beatenByHand, clock: clock.clock) { cluster in
+            let coordinator = cluster.coordinator
+            let talker = try await cluster.worker(kind: "bundle", name: "talker", over: .inMemory)
+            let mute = try await cluster.worker(kind: "bundle", name: "mute", answersPings: false, over: .inMemory)
+            let judge = try await cluster.loop.submit { coordinator.heartbeatJudge }
+            try await CoordinatorClockTests.beat(cluster, clock)
+            // Beats on time (a late one judges nobody) until the silence is a millisecond too long.
+            clock.advance(by: judge.interval)
+            try await CoordinatorClockTests.beat(cluster, clock)
+            clock.advance(by: judge.allowedSilence - judge.interval + .milliseconds(1))
+            try await CoordinatorClockTests.beat(cluster, clock)
+            try await eventually("the mute worker judged") {
+                try await cluster.loop.submit { coordinator.unresponsiveWorkers } == 1
+            }
+            #expect(await mute.closed(), "the coordinator closed the mute worker's in-memory end")
+            #expect(mute.pending.contains { if case .ping = $0 { true } else { false } }, "it was pinged, in memory")
+            #expect(try await cluster.loop.submit { Self.session("talker", of: coordinator)?.isServing } == true)
+            #expect(!(await talker.closed(within: 0.05)))
+        }
+    }
+
     @Test("An in-memory worker that answers a request never sent is told why, and its connection ends")
     func protocolViolationEndsTheWorker() async throws {
         try await InProcessCluster.with(Self.bundleDocs) { cluster in

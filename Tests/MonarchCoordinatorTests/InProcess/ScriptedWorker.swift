@@ -59,6 +59,11 @@ final class ScriptedWorker: Sendable {
         try await connection.send(.miss(MissMessage(id: id, source: "scripted", reason: "not here")))
     }
 
+    /// Whether the coordinator closed the connection (within `timeout` seconds).
+    func closed(within timeout: Double = 30) async -> Bool {
+        await inbox.finished(within: timeout)
+    }
+
     /// Drops the connection, as a worker that dies does.
     func die() async {
         await connection.close()
