@@ -102,7 +102,7 @@ actor ClientSession {
         self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate, clock: coordinator.clock)
         self.watchBacklog = WatchBacklog(eventsPerWatch: coordinator.limits.watchEvents)
         connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
-        connection.whenEnded { [self] in assumeIsolated { $0.ended() } }
+        connection.whenEnded { [self] _ in assumeIsolated { $0.ended() } }
         // Back-pressure: no new requests are read while answers wait to be taken; waiting
         // exchanges start once they were.
         connection.onWritabilityChanged = { [unowned self] writable in

@@ -126,7 +126,7 @@ extension Coordinator {
     }
 
     /// What a connection's first message earns it.
-    private enum Admission {
+    enum Admission {
         /// In: as a client of this role, or (nil) as a worker.
         case admitted(ClientRole?)
         /// Out, with the error it is told.
@@ -136,7 +136,7 @@ extension Coordinator {
     /// Whether a connection's first message at `door` lets it in, and as what: not a hello, a
     /// version, secret or role that does not fit, a shutdown, client slots kept for admins,
     /// or a worker name in use keep it out.
-    private func admission(of message: WireMessage, at door: Door) -> Admission {
+    func admission(of message: WireMessage, at door: Door) -> Admission {
         let role = door.takes
         guard case .hello(let hello) = message else {
             return .refused(ProtocolError(.unexpectedMessage, "the first message must be hello, not \(message.type)"))
@@ -208,7 +208,7 @@ extension Coordinator {
 
     /// Registers a client of `role` from TCP `peer` (nil: a Unix socket); its `welcome` lists
     /// `features`, the extensions agreed to (nil: none).
-    private func admitClient(_ connection: any MessageConnection, role: ClientRole, peer: String?, features: [String]?) {
+    func admitClient(_ connection: any MessageConnection, role: ClientRole, peer: String?, features: [String]?) {
         let id = takeClientID()
         let session = ClientSession(id: id, connection: connection, role: role, peer: peer, coordinator: self)
         clients[id] = session
@@ -216,35 +216,6 @@ extension Coordinator {
         let uptime = Int((clock.now - startedAt).wholeMilliseconds)
         try? connection.send(.welcome(Welcome(
             maxFrameBytes: limits.maxFrameBytes, features: features, release: MonarchRelease.version, uptimeMs: uptime)))
-    }
-
-    /// Attaches a client in this process over an in-memory connection (``InMemoryConnection``):
-    /// returns the client's end, on this coordinator's loop, whose first message is the
-    /// `welcome`. Its messages are passed as values, never encoded; otherwise the client is
-    /// served as one on a socket is (its share of requests, back-pressure, the answer window).
-    /// No hello is read: `token` is the secret its hello would present, and earns the role a
-    /// hello on a connection made inside the process (``connectInProcess(as:)``) earns with it.
-    /// Loop thread only.
-    ///
-    /// - Throws: ``ProtocolError`` when the secret earns no role (`unauthorized`), the
-    ///   coordinator is shutting down, or the client connections are at
-    ///   ``Configuration/Limits/clients`` (the last ``Configuration/Limits/adminClients`` of
-    ///   them kept for admins).
-    public func attachInMemoryClient(token: String? = nil) throws(ProtocolError) -> InMemoryConnection {
-        loop.preconditionInEventLoop()
-        guard let role = roleGate.clientRole(presenting: token, at: Door(takes: .client, isUnixSocket: true, isLocal: true)) else {
-            throw ProtocolError(.unauthorized, "this coordinator requires a valid token")
-        }
-        if draining { throw ProtocolError(.unexpectedMessage, "the coordinator is shutting down") }
-        let open = clients.count + handshakes[.client, default: 0]
-        if open >= limits.clients || (role == .client && clients.count - adminSessions >= limits.clients - adminReserve) {
-            refusedConnections += 1
-            throw ProtocolError(.unexpectedMessage, "\(open) client connections are open (limits.clients, limits.adminClients)")
-        }
-        let (ours, theirs) = InMemoryConnection.pair(on: loop)
-        admitClient(ours, role: role, peer: nil, features: nil)
-        ours.start()
-        return theirs
     }
 
     /// A number for a new client session (wire or HTTP), never given before.
@@ -262,7 +233,7 @@ extension Coordinator {
 
     /// Registers a worker in its kind's pool; its `welcome` lists `features`, the extensions
     /// agreed to (nil: none).
-    private func admitWorker(_ connection: FrameConnection, hello: Hello, features: [String]?) {
+    func admitWorker(_ connection: any MessageConnection, hello: Hello, features: [String]?) {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.

@@ -529,7 +529,7 @@ public final class Coordinator: Sendable {
         // Answers already queued still reach their clients before the close.
         for client in clients.values { client.connection.closeAfterWrites() }
         for pool in pools.values {
-            for worker in pool.workers { worker.connection.stream.closeAfterWrites() }
+            for worker in pool.workers { worker.connection.closeAfterWrites() }
         }
     }
 }

@@ -81,7 +81,9 @@ final class WorkerSession: Sendable {
     let id: String
     /// What the worker said in its `hello`.
     let hello: Hello
-    let connection: FrameConnection
+    /// The connection to the worker: frames on a socket, or an in-memory pair's end
+    /// (``Coordinator/attachInMemoryWorker(_:)``).
+    let connection: any MessageConnection
     private let logger: Logger
     private let state: LoopBound<State>
     /// Where the session reads the time: the coordinator's clock.
@@ -102,7 +104,7 @@ final class WorkerSession: Sendable {
 
     /// The session of worker `id`, registered with `hello` on `connection`, reading the time
     /// on `clock`.
-    init(id: String, hello: Hello, connection: FrameConnection, logger: Logger, clock: MonotonicClock) {
+    init(id: String, hello: Hello, connection: any MessageConnection, logger: Logger, clock: MonotonicClock) {
         self.id = id
         self.hello = hello
         self.connection = connection
@@ -115,7 +117,7 @@ final class WorkerSession: Sendable {
         self.capacity = hello.capacity ?? Self.defaultCapacity
         self.hostCapacity = min(hello.hostCapacity ?? capacity, capacity)
         connection.onMessage = { [unowned self] message in received(message) }
-        connection.onEnd = { [self] end in ended(end) }
+        connection.whenEnded { [self] end in ended(end) }
     }
 
     // MARK: - What the pool, the coordinator and status read (loop thread only)
@@ -458,7 +460,7 @@ final class WorkerSession: Sendable {
         }
     }
 
-    private func ended(_ end: FrameConnection.End) {
+    private func ended(_ end: ConnectionEnd) {
         if lostReason == nil {
             strand("worker \(id) (pid \(hello.pid.map(String.init) ?? "?")) disconnected: \(end)")
         }

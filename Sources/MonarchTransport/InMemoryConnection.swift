@@ -21,13 +21,10 @@ import MonarchWire
 ///
 /// Loop thread only, except ``close()``.
 public final class InMemoryConnection: MessageConnection, @unchecked Sendable {
-    /// How an end ended.
-    public enum End: Sendable, Equatable {
-        /// Closed, by this end or by the peer.
-        case closed
-        /// Failed by this end for a protocol violation (``fail(_:)``).
-        case protocolError(ProtocolError)
-    }
+    /// How an end ended: ``ConnectionEnd/closed`` (by this end or by the peer), or
+    /// ``ConnectionEnd/protocolError(_:)`` when this end failed it (``fail(_:)``); never a
+    /// failed transport.
+    public typealias End = ConnectionEnd
 
     public let loop: EventLoop
 
@@ -84,8 +81,8 @@ public final class InMemoryConnection: MessageConnection, @unchecked Sendable {
         set { endBody = newValue }
     }
 
-    public func whenEnded(_ body: @escaping () -> Void) {
-        endBody = { _ in body() }
+    public func whenEnded(_ body: @escaping (ConnectionEnd) -> Void) {
+        endBody = body
     }
 
     public func start() {

@@ -19,8 +19,9 @@ public protocol MessageConnection: AnyObject, Sendable {
     var onMessage: ((WireMessage) -> Void)? { get set }
 
     /// Calls `body` once, on the loop, when the connection has ended (closed by either end, or
-    /// failed); it replaces a body given before. No message is delivered after it. Loop thread.
-    func whenEnded(_ body: @escaping () -> Void)
+    /// failed), with how it ended; it replaces a body given before. No message is delivered
+    /// after it. Loop thread.
+    func whenEnded(_ body: @escaping (ConnectionEnd) -> Void)
 
     /// Starts delivering received messages to ``onMessage``. Loop thread.
     func start()

@@ -95,7 +95,7 @@ struct InProcessCluster: Sendable {
     /// A client connected over `transport` (over the socket pair when it offers `features` in its
     /// hello); unless `reading`, it reads nothing after the welcome until
     /// ``TestClient/startReading()``.
-    func client(features: [String]? = nil, reading: Bool = true, over transport: ClientTransport = .inMemory) async throws
+    func client(features: [String]? = nil, reading: Bool = true, over transport: PeerTransport = .inMemory) async throws
         -> TestClient
     {
         if transport == .socket || features != nil {
@@ -103,17 +103,29 @@ struct InProcessCluster: Sendable {
                 connection: try await connect(as: .client, hello: Hello(role: .client, features: features)), reading: reading)
         }
         let end = try await loop.submit { try coordinator.attachInMemoryClient() }
-        return TestClient(connection: try await InMemoryClientLink(end), reading: reading)
+        return TestClient(connection: try await InMemoryLink(end), reading: reading)
     }
 
     /// A worker of `kind` called `name`, offering `features` in its hello, registered once this
-    /// returns; unless `answersPings`, it never answers a ping.
+    /// returns; unless `answersPings`, it never answers a ping. Over a socket pair unless
+    /// `transport` says in memory (where its welcome is taken here, and must name it).
     func worker(
-        kind: String, name: String, capacity: Int? = nil, features: [String]? = nil, answersPings: Bool = true
+        kind: String, name: String, capacity: Int? = nil, features: [String]? = nil, answersPings: Bool = true,
+        over transport: PeerTransport = .socket
     ) async throws -> ScriptedWorker {
         let before = try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 }
-        let connection = try await connect(
-            as: .worker, hello: Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name, features: features))
+        let hello = Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name, features: features)
+        let connection: any TestLink
+        switch transport {
+        case .socket:
+            connection = try await connect(as: .worker, hello: hello)
+        case .inMemory:
+            let link = try await InMemoryLink(try await loop.submit { try coordinator.attachInMemoryWorker(hello) })
+            guard case .welcome(let welcome)? = try await link.nextMessage(), welcome.workerId == name else {
+                throw InProcessError("the coordinator did not welcome the in-memory worker \(name) by its name")
+            }
+            connection = link
+        }
         let worker = ScriptedWorker(connection: connection, answersPings: answersPings)
         try await eventually("\(name) to register") {
             try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 } > before
@@ -122,10 +134,12 @@ struct InProcessCluster: Sendable {
     }
 }
 
-/// How a test's client reaches the coordinator.
-enum ClientTransport: Sendable {
-    /// In memory (``Coordinator/attachInMemoryClient(token:)``): messages passed as values, no hello
-    /// (the role a hello without a secret earns).
+/// How a test's client or worker reaches the coordinator.
+enum PeerTransport: Sendable {
+    /// In memory (``Coordinator/attachInMemoryClient(token:)``,
+    /// ``Coordinator/attachInMemoryWorker(_:)``): messages passed as values, no hello on the
+    /// connection (a client earns the role a hello without a secret earns; a worker is admitted
+    /// with the hello it is given).
     case inMemory
     /// Frames on a socket pair (``Coordinator/connectInProcess(as:)``), hello and all.
     case socket
@@ -158,11 +172,11 @@ func code(_ message: WireMessage) -> FailureCode? {
 }
 
 final class TestClient: Sendable {
-    let connection: any TestClientLink
+    let connection: any TestLink
     private let answers = Inbox()
     private let readingStarts: AsyncStream<Void>.Continuation
 
-    init(connection: any TestClientLink, reading: Bool = true) {
+    init(connection: any TestLink, reading: Bool = true) {
         self.connection = connection
         let answers = answers
         let (start, starts) = AsyncStream<Void>.makeStream()
@@ -213,65 +227,6 @@ final class TestClient: Sendable {
     /// Whether the coordinator closed the connection (within `timeout` seconds).
     func closed(within timeout: Double = 30) async -> Bool {
         await answers.finished(within: timeout)
-    }
-}
-
-/// A worker whose answers the test gives, request by request.
-final class ScriptedWorker: Sendable {
-    let connection: AsyncFrameConnection
-    private let inbox = Inbox()
-
-    /// A worker on `connection`; unless `answersPings`, pings are kept with the other messages,
-    /// unanswered.
-    init(connection: AsyncFrameConnection, answersPings: Bool = true) {
-        self.connection = connection
-        let inbox = inbox
-        Task {
-            while let message = try? await connection.nextMessage() {
-                if answersPings, case .ping(let ping) = message {
-                    try? await connection.send(.pong(PongMessage(id: ping.id)))
-                    continue
-                }
-                inbox.put(message)
-            }
-            inbox.finish()
-        }
-    }
-
-    /// The next request the coordinator forwards.
-    func nextRequest() async throws -> RequestMessage {
-        guard case .request(let request) = try await inbox.take(timeout: 30, where: { if case .request = $0 { true } else { false } })
-        else { throw InProcessError("not a request") }
-        return request
-    }
-
-    /// The next message of any kind but a request.
-    func nextOther() async throws -> WireMessage {
-        try await inbox.take(timeout: 30) { if case .request = $0 { false } else { true } }
-    }
-
-    /// Messages received and not taken yet.
-    var pending: [WireMessage] { inbox.pending }
-
-    /// Answers request `id` with a 200 holding `body`.
-    func respond(_ id: MessageID, _ body: String, headers: [String: String]? = nil) async throws {
-        try await respond(id, bytes: Data(body.utf8), headers: headers)
-    }
-
-    /// Answers request `id` with a 200 holding `bytes`.
-    func respond(_ id: MessageID, bytes: Data, headers: [String: String]? = nil) async throws {
-        try await connection.send(.response(ResponseMessage(
-            id: id, status: 200, source: "scripted", headers: headers, body: bytes)))
-    }
-
-    /// Answers request `id` with a miss.
-    func miss(_ id: MessageID) async throws {
-        try await connection.send(.miss(MissMessage(id: id, source: "scripted", reason: "not here")))
-    }
-
-    /// Drops the connection, as a worker that dies does.
-    func die() async {
-        await connection.close()
     }
 }
 

@@ -16,8 +16,8 @@ import Testing
 struct PipelineTests {
     @Test(
         "A cache miss goes on to the bundle, whose answer reaches the client and is written back to the cache",
-        arguments: [ClientTransport.inMemory, .socket])
-    func chainAndWriteBack(_ transport: ClientTransport) async throws {
+        arguments: [PeerTransport.inMemory, .socket])
+    func chainAndWriteBack(_ transport: PeerTransport) async throws {
         try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a")
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a")
@@ -254,7 +254,7 @@ struct PipelineTests {
             let coordinator = cluster.coordinator
             await #expect(throws: ProtocolError.self) { _ = try await cluster.loop.submit { try coordinator.attachInMemoryClient() } }
             let end = try await cluster.loop.submit { try coordinator.attachInMemoryClient(token: "s3cret") }
-            let client = TestClient(connection: try await InMemoryClientLink(end))
+            let client = TestClient(connection: try await InMemoryLink(end))
             try await client.send(.ping(PingMessage(id: 3)))
             #expect(try await client.next { $0.id == 3 } == .pong(PongMessage(id: 3)))
         }

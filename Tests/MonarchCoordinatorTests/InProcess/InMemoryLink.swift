@@ -3,8 +3,8 @@ import MonarchTransport
 import MonarchWire
 import Synchronization
 
-/// What a test's client sends and receives on, over a socket pair or in memory.
-protocol TestClientLink: Sendable {
+/// What a test's client or scripted worker sends and receives on, over a socket pair or in memory.
+protocol TestLink: Sendable {
     /// Sends `message`, in order after those sent before.
     func send(_ message: WireMessage) async throws
     /// The next message received; nil once the connection ended.
@@ -13,13 +13,14 @@ protocol TestClientLink: Sendable {
     func close() async
 }
 
-extension AsyncFrameConnection: TestClientLink {}
+extension AsyncFrameConnection: TestLink {}
 
-/// The client's end of an in-memory connection (``Coordinator/attachInMemoryClient(token:)``)
-/// for async tests: messages go to the coordinator's loop as values; what the coordinator sends
-/// waits in the end's queue until the first ``nextMessage()`` starts reading, so that a client
-/// that reads nothing holds the coordinator back as a socket's would.
-final class InMemoryClientLink: TestClientLink {
+/// The peer's end of an in-memory connection (a client's, ``Coordinator/attachInMemoryClient(token:)``,
+/// or a worker's, ``Coordinator/attachInMemoryWorker(_:)``) for async tests: messages go to the
+/// coordinator's loop as values; what the coordinator sends waits in the end's queue until the
+/// first ``nextMessage()`` starts reading, so that a peer that reads nothing holds the
+/// coordinator back as a socket's would.
+final class InMemoryLink: TestLink {
     let connection: InMemoryConnection
     private let started = Atomic<Bool>(false)
     /// Messages received and not taken, whether the connection ended, and a reader waiting.
@@ -31,7 +32,7 @@ final class InMemoryClientLink: TestClientLink {
         self.connection = connection
         try await connection.loop.submit { [self] in
             connection.onMessage = { [self] message in arrived(message) }
-            connection.whenEnded { [self] in arrived(nil) }
+            connection.whenEnded { [self] _ in arrived(nil) }
         }
     }
 
