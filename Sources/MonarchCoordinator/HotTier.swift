@@ -219,10 +219,12 @@ struct HotTier {
             sharedBody: response.content.count >= Self.sharedBodyMinimum ? SharedBytes.holding(response.content.bytes) : nil)
         guard entry.isUsable(at: askedAtMs) else { return false }
         // The body counted as bytes (shared by the message, its raw frame and the relayed hit)
-        // and as base64 (the JSON frame's form), the headers as given and as encoded.
+        // and, when its JSON frame's form is held (a small body), as base64; the headers as
+        // given and as encoded.
         let headerBytes = response.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        let base64Held = response.content.count < MessageCodec.uncopiedBodyMinimum ? response.content.base64Count : 0
         let cost = Self.entryOverhead + key.utf8.count + 2 * headerBytes + entry.relayed.head.count
-            + (entry.relayed.cacheStatusLineStart?.count ?? 0) + response.content.count + response.content.base64Count
+            + (entry.relayed.cacheStatusLineStart?.count ?? 0) + response.content.count + base64Held
         guard entries.put(key, entry, cost: cost) else { return false }
         kept += 1
         return true

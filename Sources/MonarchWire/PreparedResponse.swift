@@ -8,7 +8,9 @@ import Synchronization
 /// The coordinator answers every waiter of a shared trip this way, and every hit of its hot
 /// tier, whose frames also carry each their own `ageMs` (spliced in the same way). Each payload
 /// form (JSON, or raw body) is encoded the first time a frame of that form is asked for, a raw
-/// body held as bytes from then on. A value may be shared between threads.
+/// body held as bytes from then on (the body's own storage, not a copy); a body of at least
+/// ``MessageCodec/uncopiedBodyMinimum`` bytes is never held as base64 text (its JSON frames
+/// are encoded each time). A value may be shared between threads.
 public final class PreparedResponse: Sendable {
     /// The message framed; its `id` is replaced by each request's.
     public let message: ResponseMessage
@@ -34,10 +36,14 @@ public final class PreparedResponse: Sendable {
     }
 
     /// The encoding of the payload form `rawBodies` chooses for this message, or nil when the
-    /// message does not start as the hot codec writes a response.
+    /// message does not start as the hot codec writes a response, or when the form is JSON and
+    /// the body at least ``MessageCodec/uncopiedBodyMinimum`` bytes (its base64 text is not
+    /// held: the message is encoded for each such frame, so that holding a large body costs
+    /// its bytes once).
     func template(rawBodies: Bool) -> Template? {
         // A message without a body is JSON on every connection.
         let raw = rawBodies && message.content != nil
+        if !raw, let content = message.content, content.count >= MessageCodec.uncopiedBodyMinimum { return nil }
         return forms.withLock { forms in
             if let made = raw ? forms.raw : forms.json { return made }
             let made = Self.encode(message, raw: raw)

@@ -12,7 +12,21 @@ import Testing
             body: Data((0...255).map { UInt8($0) }), ttlMs: 500),
         ResponseMessage(id: 1, status: 404, source: "network", stale: true, ageMs: 12, cacheable: false),
         ResponseMessage(id: 1, status: 204, body: Data()),
+        ResponseMessage(
+            id: 1, status: 200, source: "cache", headers: ["etag": "\"big\""],
+            body: Data((0..<(MessageCodec.uncopiedBodyMinimum + 3)).map { UInt8(truncatingIfNeeded: $0 &* 13) }), ageMs: 4,
+            ttlMs: 500),
     ]
+
+    @Test("A large body is held once: its raw form is prepared, its base64 text never is")
+    func largeBodiesHoldNoBase64() throws {
+        let large = PreparedResponse(Self.messages[3])
+        #expect(large.template(rawBodies: false) == nil)
+        let raw = try #require(large.template(rawBodies: true))
+        #expect(raw.rawBody?.count == MessageCodec.uncopiedBodyMinimum + 3)
+        #expect(raw.afterID.count < 200)
+        #expect(PreparedResponse(Self.messages[0]).template(rawBodies: false) != nil, "a small body's JSON form is held")
+    }
 
     /// Ids of every length, up to the largest the protocol allows (2^53 - 1).
     static let ids: [MessageID] = [0, 7, 9, 10, 99, 100, 12_345, 1 << 32, (1 << 53) - 1]
