@@ -147,6 +147,14 @@ public final class FrameStream: @unchecked Sendable {
     /// frame is there, or the stream ended or is closing. A framing defect ends the stream (see
     /// ``farewell``) and gives nil. Loop thread only; `body` must not touch the stream.
     public func nextFrame<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        nextFrame { bytes, _ in body(bytes) }
+    }
+
+    /// The next complete frame's payload, read where it lies by `body` with the block it lies
+    /// in when it is a large one the decoder gave up (``FrameDecoder/nextFrame(_:)-(_)``):
+    /// `body` may keep that block, and the bytes where they lie. Otherwise as
+    /// ``nextFrame(_:)-(_)``. Loop thread only; `body` must not touch the stream.
+    public func nextFrame<Result>(_ body: (UnsafeRawBufferPointer, FrameBlock?) -> Result) -> Result? {
         guard endReason == nil, !stream.isClosing else { return nil }
         do {
             return try decoder.nextFrame(body)

@@ -171,8 +171,8 @@ public final class FrameConnection: @unchecked Sendable {
     private func readMessages() {
         while onMessage != nil {
             let codec = self.codec
-            guard let decoded = frames.nextFrame({ payload in
-                Result { () throws(ProtocolError) in try codec.decode(payload) }
+            guard let decoded = frames.nextFrame({ payload, block in
+                Result { () throws(ProtocolError) in try codec.decode(payload, keeping: block) }
             }) else { return }
             switch decoded {
             case .success(let message): onMessage?(message)

@@ -35,10 +35,12 @@ public struct MessageCodec: Sendable {
         try payload.withUnsafeBytes { bytes in Result { () throws(ProtocolError) in try decode(bytes) } }.get()
     }
 
-    /// Decodes one frame payload where it lies (see ``decode(_:)-([UInt8])``).
+    /// Decodes one frame payload where it lies (see ``decode(_:)-([UInt8])``). With `block`,
+    /// the ``FrameBlock`` the payload lies in, a raw body is not copied out of it: the message
+    /// keeps the block instead.
     ///
     /// - Throws: ``ProtocolError``, as ``decode(_:)-([UInt8])`` does.
-    public func decode(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) -> WireMessage {
+    public func decode(_ payload: UnsafeRawBufferPointer, keeping block: FrameBlock? = nil) throws(ProtocolError) -> WireMessage {
         guard !payload.isEmpty else {
             throw ProtocolError(.invalidJSON, "empty payload: a frame holds one JSON object")
         }
@@ -47,7 +49,7 @@ public struct MessageCodec: Sendable {
                 throw ProtocolError(
                     .invalidJSON, "a raw-body payload (first byte 0x01) on a connection that did not agree to \"rawBodies\"")
             }
-            return try RawBodyPayload.decode(payload) { json throws(ProtocolError) in try decodeJSON(json) }
+            return try RawBodyPayload.decode(payload, keeping: block) { json throws(ProtocolError) in try decodeJSON(json) }
         }
         return try decodeJSON(payload)
     }

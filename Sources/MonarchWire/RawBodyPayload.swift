@@ -19,13 +19,14 @@ enum RawBodyPayload {
     static let headerCount = 1 + BigEndianLength.byteCount
 
     /// The message in a raw-body `payload` (its first byte is ``marker``), its JSON decoded by
-    /// `decodeJSON`.
+    /// `decodeJSON`; its body copied out of the payload, or, when `block` (the ``FrameBlock``
+    /// the payload lies in) is given, left where it lies, the body keeping the block.
     ///
     /// - Throws: ``ProtocolError``: `invalidJSON` when the header or the JSON's length does not
     ///   fit the payload, `invalidField` when the message carries no body or gives its body in
     ///   the JSON too; otherwise what `decodeJSON` throws.
     static func decode(
-        _ payload: UnsafeRawBufferPointer,
+        _ payload: UnsafeRawBufferPointer, keeping block: FrameBlock? = nil,
         json decodeJSON: (UnsafeRawBufferPointer) throws(ProtocolError) -> WireMessage
     ) throws(ProtocolError) -> WireMessage {
         guard payload.count >= headerCount else {
@@ -40,8 +41,14 @@ enum RawBodyPayload {
         let json = UnsafeRawBufferPointer(rebasing: payload[headerCount..<headerCount + jsonCount])
         let body = UnsafeRawBufferPointer(rebasing: payload[(headerCount + jsonCount)...])
         let message = try decodeJSON(json)
-        // One copy of the body out of the frame, as one block.
-        func bytes() -> Data { body.isEmpty ? Data() : Data(bytes: body.baseAddress!, count: body.count) }
+        // The body where it lies in the block, else one copy of it out of the frame.
+        func bytes() -> Data {
+            guard !body.isEmpty else { return Data() }
+            guard let block else { return Data(bytes: body.baseAddress!, count: body.count) }
+            return Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: body.baseAddress!), count: body.count,
+                deallocator: .custom { _, _ in withExtendedLifetime(block) {} })
+        }
         switch message {
         case .request(var request):
             guard request.body == nil else { throw givenTwice(message) }
