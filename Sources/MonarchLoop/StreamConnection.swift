@@ -151,15 +151,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         loop.preconditionInEventLoop()
         guard !isClosing, !writeFailed, bytes.count > 0 else { return }
         gathered.append(contentsOf: bytes)
-        queuedWriteBytes += bytes.count
-        if !flushScheduled {
-            flushScheduled = true
-            loop.scheduleFlush(self)
-        }
-        if isWritable && queuedWriteBytes > writeHighWatermark {
-            isWritable = false
-            onWritabilityChanged?(false)
-        }
+        queued(bytes.count)
     }
 
     /// Writes `bytes` after everything written before (see ``write(_:)-(UnsafeRawBufferPointer)``).
@@ -179,15 +171,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         }
         swap(&gathered, &bytes)
         bytes.removeAllKeepingSmallCapacity()
-        queuedWriteBytes += gathered.count
-        if !flushScheduled {
-            flushScheduled = true
-            loop.scheduleFlush(self)
-        }
-        if isWritable && queuedWriteBytes > writeHighWatermark {
-            isWritable = false
-            onWritabilityChanged?(false)
-        }
+        queued(gathered.count)
     }
 
     /// Writes `bytes`, then `body`, after everything written before, without copying `body`:
@@ -199,12 +183,15 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         write(bytes)
         guard !isClosing, !writeFailed, body.count > 0 else { return }
         heldBodies.append(HeldBody(offset: gathered.count, body: body))
-        queuedWriteBytes += body.count
-        if heldBodies.count >= Self.heldBodiesPerFlush {
-            // The kernel takes a bounded number of buffers in one call.
-            flush()
-            return
-        }
+        queued(body.count)
+        // The kernel takes a bounded number of buffers in one call.
+        if heldBodies.count >= Self.heldBodiesPerFlush { flush() }
+    }
+
+    /// Counts `count` more bytes written in this pass: the loop flushes them before it next
+    /// waits, and writers are told to hold back once the queue is over the high watermark.
+    private func queued(_ count: Int) {
+        queuedWriteBytes += count
         if !flushScheduled {
             flushScheduled = true
             loop.scheduleFlush(self)
