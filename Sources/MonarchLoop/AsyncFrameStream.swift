@@ -93,7 +93,7 @@ public final class AsyncFrameStream: Sendable {
         guard payloadCount <= limit else {
             throw FrameError.oversized(length: UInt32(clamping: payloadCount), limit: limit)
         }
-        try await gate.send(bytes: payloadCount, closed: FrameStream.End.closed) { [connection] in try write(connection) }
+        try await gate.send(bytes: payloadCount, closed: FrameStream.End.closed, to: connection, write)
     }
 
     /// Sends a frame holding `payload` at once, with no task and no wait, when called on the

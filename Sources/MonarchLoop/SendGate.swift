@@ -47,18 +47,21 @@ public final class SendGate: Sendable {
         loop.inEventLoop && isOpenOnLoop() && isWritableOnLoop()
     }
 
-    /// Runs `write` (`bytes` long) on the loop once the connection takes it, after the writes
-    /// sent before it from the same task; from another thread, returns once it is queued for
-    /// the loop (an error `write` throws there is dropped: check what may fail beforehand).
+    /// Runs `write` with `target` (`bytes` long) on the loop once the connection takes it,
+    /// after the writes sent before it from the same task; from another thread, returns once it
+    /// is queued for the loop (an error `write` throws there is dropped: check what may fail
+    /// beforehand). `target` is passed rather than captured so that a caller's closure is used
+    /// as it is, with no closure around it.
     ///
     /// - Throws: `closed` when the connection has ended, what `write` throws on the loop
     ///   thread, ``EventLoopError/shutDown(loop:)`` when the loop takes no more work,
     ///   `CancellationError` when the task is cancelled while waiting for writability.
-    public func send(bytes: Int, closed: @autoclosure () -> any Error, _ write: @escaping @Sendable () throws -> Void)
-        async throws
-    {
+    public func send<Target: Sendable, Failure: Error>(
+        bytes: Int, closed: @autoclosure () -> any Error, to target: Target,
+        _ write: @escaping @Sendable (Target) throws(Failure) -> Void
+    ) async throws {
         if loop.inEventLoop {
-            try await sendOnLoop(closed: closed(), write)
+            try await sendOnLoop(closed: closed(), to: target, write)
             return
         }
         let inTransit = bytesInTransit.load(ordering: .acquiring)
@@ -66,7 +69,7 @@ public final class SendGate: Sendable {
             bytesInTransit.add(bytes, ordering: .acquiringAndReleasing)
             let accepted = loop.enqueue(.closure { [self] in
                 bytesInTransit.subtract(bytes, ordering: .acquiringAndReleasing)
-                try? write()
+                try? write(target)
             })
             if !accepted { throw EventLoopError.shutDown(loop: loop.name) }
             return
@@ -75,7 +78,7 @@ public final class SendGate: Sendable {
         let error = closed()
         // Hopping onto the loop keeps this write behind the ones queued before it, and the
         // wait for writability in this task, where cancelling the task reaches it.
-        try await withTaskExecutorPreference(loop) { try await sendOnLoop(closed: error, write) }
+        try await withTaskExecutorPreference(loop) { try await sendOnLoop(closed: error, to: target, write) }
     }
 
     /// The connection's writability changed to `isWritable` (loop thread): once writable,
@@ -93,13 +96,15 @@ public final class SendGate: Sendable {
     }
 
     /// Writes with `write` on the loop thread, first waiting while the connection is not writable.
-    private func sendOnLoop(closed: @autoclosure () -> any Error, _ write: () throws -> Void) async throws {
+    private func sendOnLoop<Target, Failure: Error>(
+        closed: @autoclosure () -> any Error, to target: Target, _ write: (Target) throws(Failure) -> Void
+    ) async throws {
         loop.preconditionInEventLoop()
         while isOpenOnLoop() && !isWritableOnLoop() {
             try await waitForWritability()
         }
         guard isOpenOnLoop() else { throw closed() }
-        try write()
+        try write(target)
     }
 
     /// Waits, on the loop thread, until the connection turns writable or ends.

@@ -76,14 +76,13 @@ public final class AsyncMessageConnection: Sendable {
             let body = try framed.codec.appendFrameLeavingBody(message, to: &encoded).map(SharedBytes.holding)
             let frame = encoded
             let payloadCount = frame.count - BigEndianLength.byteCount + (body?.count ?? 0)
-            try await gate.send(bytes: payloadCount, closed: ConnectionEnd.closed) {
-                try framed.frames.send(frame: frame, then: body)
+            try await gate.send(bytes: payloadCount, closed: ConnectionEnd.closed, to: framed.frames) { frames throws(FrameError) in
+                try frames.send(frame: frame, then: body)
             }
             return
         }
-        let connection = self.connection
-        try await gate.send(bytes: message.estimatedFrameBytes, closed: ConnectionEnd.closed) {
-            try connection.send(message)
+        try await gate.send(bytes: message.estimatedFrameBytes, closed: ConnectionEnd.closed, to: connection) {
+            connection throws(FrameError) in try connection.send(message)
         }
     }
 
