@@ -237,7 +237,8 @@ let package = Package(
         .testTarget(
             name: "MonarchCoordinatorTests",
             dependencies: [
-                "Monarch", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchTransport", "MonarchWire",
+                "Monarch", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchTransport",
+                "MonarchWire",
             ]
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import Monarch
 import MonarchLoop
+import MonarchTransport
 import MonarchWire
 import Synchronization
 
@@ -7,8 +8,8 @@ import Synchronization
 /// reconnection after it ends, and exchanges with a deadline and retries. Background tasks
 /// hold the core, never the client, so a client nobody holds is released and shuts it down.
 final class ClientCore: Sendable {
-    let address: SocketAddress
-    let loop: EventLoop
+    /// Where the client's connections lead.
+    let endpoint: ClientEndpoint
     let options: Options
     typealias Options = MonarchClient.Options
 
@@ -36,9 +37,8 @@ final class ClientCore: Sendable {
     /// watches to restore); otherwise the client reconnects when it next has something to send.
     let staysConnected = Mutex<(@Sendable () -> Bool)?>(nil)
 
-    init(address: SocketAddress, loop: EventLoop, options: Options) {
-        self.address = address
-        self.loop = loop
+    init(endpoint: ClientEndpoint, options: Options) {
+        self.endpoint = endpoint
         self.options = options
     }
 
@@ -58,12 +58,25 @@ final class ClientCore: Sendable {
     }
 
     private func dial() async throws(MonarchError) -> ClientLink {
-        let target = try await address.resolved(on: loop)
-        return try await ClientLink.open(
-            to: target, on: loop, token: options.token, heartbeat: options.heartbeat,
-            handshakeTimeout: options.connectTimeout,
-            onPush: { [weak self] message in self?.onPush.withLock { $0 }?(message) },
-            onEnd: { [weak self] link, reason in self?.linkEnded(link, reason) })
+        let onPush: @Sendable (WireMessage) -> Void = { [weak self] message in self?.onPush.withLock { $0 }?(message) }
+        let onEnd: @Sendable (ClientLink, String) -> Void = { [weak self] link, reason in self?.linkEnded(link, reason) }
+        switch endpoint {
+        case .socket(let address, let loop):
+            let target = try await address.resolved(on: loop)
+            return try await ClientLink.open(
+                to: target, on: loop, token: options.token, heartbeat: options.heartbeat,
+                handshakeTimeout: options.connectTimeout, onPush: onPush, onEnd: onEnd)
+        case .inProcess(let name, let connect):
+            let connection: any MessageConnection
+            do {
+                connection = try await connect()
+            } catch {
+                throw .transport(.init(.cannotConnect, "\(name): \(error)"))
+            }
+            return try await ClientLink.open(
+                over: connection, name: name, heartbeat: options.heartbeat, handshakeTimeout: options.connectTimeout,
+                onPush: onPush, onEnd: onEnd)
+        }
     }
 
     /// The current link, or the next one once a reconnection succeeds.
@@ -127,7 +140,7 @@ final class ClientCore: Sendable {
             if Task.isCancelled { return .failure(.cancelled) }
             let problem = state.withLock { $0.link == nil ? " (not connected: \($0.lastProblem))" : "" }
             return .failure(.timeout(ChainError(
-                .deadlineExceeded, "no answer to \(what) within \(deadline) from \(address)\(problem)")))
+                .deadlineExceeded, "no answer to \(what) within \(deadline) from \(endpoint)\(problem)")))
         }
         return try outcome.get()
     }

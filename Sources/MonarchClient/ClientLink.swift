@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Monarch
 import MonarchLoop
 import MonarchTransport
@@ -37,7 +34,8 @@ final class ClientLink: Sendable {
         var closeReason: String?
     }
 
-    let connection: AsyncFrameConnection
+    /// The connection to the coordinator, welcomed: a socket's frames or an in-process one's messages.
+    let connection: AsyncMessageConnection
     /// What the coordinator said of itself when it accepted the connection.
     let welcome: Welcome
     /// When the welcome arrived.
@@ -45,52 +43,21 @@ final class ClientLink: Sendable {
     private let state = Mutex(State())
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    private init(connection: AsyncFrameConnection, welcome: Welcome, welcomedAt: ContinuousClock.Instant) {
+    private init(connection: AsyncMessageConnection, welcome: Welcome, welcomedAt: ContinuousClock.Instant) {
         self.connection = connection
         self.welcome = welcome
         self.welcomedAt = welcomedAt
     }
 
-    /// Connects to `address` on `loop`, says hello with `token`, and starts reading and
-    /// sending heartbeats every `heartbeat` (none when nil). `onPush` gets unasked messages;
-    /// `onEnd` runs once when the link ends, with the link and why.
-    static func open(
-        to address: SocketAddress, on loop: EventLoop, token: String?, heartbeat: Duration?, handshakeTimeout: Duration,
+    /// A link over `connection`, whose handshake is done: `welcome` is what the coordinator
+    /// said when it accepted it. Starts reading and sending heartbeats every `heartbeat` (none
+    /// when nil). `onPush` gets unasked messages; `onEnd` runs once when the link ends, with the
+    /// link and why.
+    static func started(
+        over connection: AsyncMessageConnection, welcome: Welcome, heartbeat: Duration?,
         onPush: @escaping @Sendable (WireMessage) -> Void, onEnd: @escaping @Sendable (ClientLink, String) -> Void
-    ) async throws(MonarchError) -> ClientLink {
-        let connection: AsyncFrameConnection
-        do {
-            connection = try await AsyncFrameConnection.connect(to: address, on: loop)
-        } catch {
-            throw .transport(.init(.cannotConnect, "\(address): \(error)"))
-        }
-        // A coordinator that accepts but never answers (stopped, stuck) must not hold the dial.
-        let watchdog = Task {
-            try await Task.sleep(for: handshakeTimeout)
-            await connection.close()
-        }
-        defer { watchdog.cancel() }
-        let accepted: Welcome
-        do {
-            try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()), features: WireFeature.supported)))
-            switch try await connection.nextMessage() {
-            case .welcome(let welcome):
-                try await connection.adopt(welcome)
-                accepted = welcome
-            case .error(let error):
-                throw MonarchError.transport(.init(.cannotConnect, "\(address) refused: \(error.code.rawValue): \(error.message)"))
-            case let other?:
-                throw MonarchError.transport(.init(.cannotConnect, "\(address) answered hello with \(other.type)"))
-            case nil:
-                throw MonarchError.transport(.init(
-                    .cannotConnect, "\(address) closed the connection (or did not answer hello within \(handshakeTimeout))"))
-            }
-        } catch {
-            await connection.close()
-            if let error = error as? MonarchError { throw error }
-            throw .transport(.init(.cannotConnect, "\(address): \(error)"))
-        }
-        let link = ClientLink(connection: connection, welcome: accepted, welcomedAt: .now)
+    ) -> ClientLink {
+        let link = ClientLink(connection: connection, welcome: welcome, welcomedAt: .now)
         link.start(heartbeat: heartbeat, onPush: onPush, onEnd: onEnd)
         return link
     }
@@ -165,16 +132,16 @@ final class ClientLink: Sendable {
         if cancelNow { try? await connection.send(.cancel(CancelMessage(id: id))) }
     }
 
-    /// Closes the connection; exchanges still waiting end with `lost`.
+    /// Closes the connection and waits until the link has ended; exchanges still waiting end
+    /// with `lost`.
     func close() async {
-        await connection.close()
+        connection.close()
         for task in tasks.withLock({ $0 }) { await task.value }
     }
 
     /// Closes the connection without waiting (from a deinit).
     func closeSoon() {
-        let connection = connection
-        connection.loop.execute { connection.connection.stream.close() }
+        connection.close()
     }
 
     private func start(

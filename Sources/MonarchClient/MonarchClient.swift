@@ -24,7 +24,8 @@ public final class MonarchClient: MonarchService {
     /// The active watches (``watch(_:bufferSize:)``), restored after each reconnection.
     let watchTable = WatchTable()
 
-    private init(core: ClientCore) {
+    /// A client over `core`, whose first connection is made.
+    init(core: ClientCore) {
         self.core = core
         startWatching()
     }
@@ -42,7 +43,7 @@ public final class MonarchClient: MonarchService {
     {
         let loop: EventLoop
         if let given = options.loop { loop = given } else { loop = try SharedClientLoop.get() }
-        let core = ClientCore(address: address, loop: loop, options: options)
+        let core = ClientCore(endpoint: .socket(address, loop: loop), options: options)
         try await core.dialFirst()
         return MonarchClient(core: core)
     }

@@ -17,33 +17,25 @@ public final class AsyncFrameStream: Sendable {
     /// The connection's loop.
     public var loop: EventLoop { connection.loop }
 
-    private let inbox = FrameInbox()
-    /// Mirrors the stream's writability and openness for senders on other threads.
-    private let writable = Atomic<Bool>(true)
-    private let open = Atomic<Bool>(true)
-    /// Bytes handed to the loop by senders on other threads and not yet written to the stream.
-    private let bytesInTransit = Atomic<Int>(0)
-    /// Senders waiting for writability, by ticket; touched on the loop thread only.
-    private let waitingSenders: LoopBound<[Int: CheckedContinuation<Void, any Error>]>
-    private let nextTicket = Atomic<Int>(0)
+    private let inbox = BoundedInbox<[UInt8], FrameStream.End>(orderlyEnd: .closed)
+    /// Holds senders back while the socket's write queue is over its high watermark.
+    private let gate: SendGate
 
     /// Wraps a stream and starts reading. Loop thread only.
     public init(_ connection: FrameStream) {
         connection.loop.preconditionInEventLoop()
         self.connection = connection
-        self.waitingSenders = LoopBound([:], loop: connection.loop)
+        self.gate = SendGate(
+            loop: connection.loop, highWatermark: connection.stream.writeHighWatermark,
+            isOpen: { connection.isOpen }, isWritable: { connection.stream.isWritable })
         connection.onFrame = { [inbox] frame in
-            if inbox.deliver(frame) { connection.pause() }
+            if inbox.deliver(frame, size: frame.count) { connection.pause() }
         }
-        connection.onEnd = { [self] end in
-            open.store(false, ordering: .releasing)
+        connection.onEnd = { [inbox, gate] end in
+            gate.ended(throwing: end)
             inbox.finish(end)
-            resumeWaitingSenders(throwing: end)
         }
-        connection.stream.onWritabilityChanged = { [self] isWritable in
-            writable.store(isWritable, ordering: .releasing)
-            if isWritable { resumeWaitingSenders(throwing: nil) }
-        }
+        connection.stream.onWritabilityChanged = { [gate] isWritable in gate.writabilityChanged(isWritable) }
         connection.start()
     }
 
@@ -101,26 +93,7 @@ public final class AsyncFrameStream: Sendable {
         guard payloadCount <= limit else {
             throw FrameError.oversized(length: UInt32(clamping: payloadCount), limit: limit)
         }
-        if loop.inEventLoop {
-            try await sendOnLoop(write)
-            return
-        }
-        let inTransit = bytesInTransit.load(ordering: .acquiring)
-        if writable.load(ordering: .acquiring) && open.load(ordering: .acquiring)
-            && inTransit < connection.stream.writeHighWatermark
-        {
-            bytesInTransit.add(payloadCount, ordering: .acquiringAndReleasing)
-            let accepted = loop.enqueue(.closure { [self] in
-                bytesInTransit.subtract(payloadCount, ordering: .acquiringAndReleasing)
-                try? write(connection)
-            })
-            if !accepted { throw EventLoopError.shutDown(loop: loop.name) }
-            return
-        }
-        guard open.load(ordering: .acquiring) else { throw FrameStream.End.closed }
-        // Hopping onto the loop keeps this frame behind the ones queued before it, and the
-        // wait for writability in this task, where cancelling the task reaches it.
-        try await withTaskExecutorPreference(loop) { try await sendOnLoop(write) }
+        try await gate.send(bytes: payloadCount, closed: FrameStream.End.closed, to: connection, write)
     }
 
     /// Sends a frame holding `payload` at once, with no task and no wait, when called on the
@@ -147,54 +120,10 @@ public final class AsyncFrameStream: Sendable {
 
     /// Whether a frame may be sent at once, with no wait: the caller is on the loop thread and
     /// the stream is open and writable (see ``sendAtOnce(payload:)``).
-    public var canSendAtOnce: Bool {
-        loop.inEventLoop && connection.isOpen && connection.stream.isWritable
-    }
+    public var canSendAtOnce: Bool { gate.canWriteAtOnce }
 
     /// Closes the connection and waits until it is closed.
     public func close() async {
         await connection.stream.closeAndWait()
-    }
-
-    /// Sends with `write` on the loop thread, first waiting while the stream is not writable.
-    private func sendOnLoop(_ write: (FrameStream) throws(FrameError) -> Void) async throws {
-        loop.preconditionInEventLoop()
-        while connection.isOpen && !connection.stream.isWritable {
-            try await waitForWritability()
-        }
-        guard connection.isOpen else { throw FrameStream.End.closed }
-        try write(connection)
-    }
-
-    /// Waits, on the loop thread, until the stream turns writable or ends.
-    private func waitForWritability() async throws {
-        let ticket = nextTicket.add(1, ordering: .relaxed).newValue
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                // The task may have hopped on its way here: the stream may have turned
-                // writable or ended meanwhile, with nobody left to wake this sender.
-                loop.preconditionInEventLoop()
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else if connection.stream.isWritable || !connection.isOpen {
-                    continuation.resume()
-                } else {
-                    waitingSenders.value[ticket] = continuation
-                }
-            }
-        } onCancel: { [self] in
-            loop.execute { [self] in
-                waitingSenders.value.removeValue(forKey: ticket)?.resume(throwing: CancellationError())
-            }
-        }
-    }
-
-    /// Resumes every waiting sender: to retry when `error` is nil, else with the error.
-    private func resumeWaitingSenders(throwing error: (any Error)?) {
-        let senders = waitingSenders.value
-        waitingSenders.value = [:]
-        for sender in senders.values {
-            if let error { sender.resume(throwing: error) } else { sender.resume() }
-        }
     }
 }

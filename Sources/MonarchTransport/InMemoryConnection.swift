@@ -152,22 +152,11 @@ public final class InMemoryConnection: MessageConnection, @unchecked Sendable {
         loop.execute { [self] in end() }
     }
 
-    /// A size for `message` in bytes, near what its frame would take: its body and headers and
-    /// a fixed allowance for the rest, so that back-pressure and the answer window see what a
-    /// socket would.
+    /// A size for `message` in bytes, near what its frame would take
+    /// (``WireMessage/estimatedFrameBytes``), so that back-pressure and the answer window see
+    /// what a socket would.
     public static func estimatedSize(of message: WireMessage) -> Int {
-        let overhead = 96
-        func headers(_ headers: [String: String]?) -> Int {
-            headers?.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 } ?? 0
-        }
-        switch message {
-        case .response(let response):
-            return overhead + headers(response.headers) + (response.content?.count ?? 0) * 4 / 3
-        case .request(let request):
-            return overhead + request.path.utf8.count + headers(request.headers) + (request.body?.count ?? 0) * 4 / 3
-        default:
-            return overhead
-        }
+        message.estimatedFrameBytes
     }
 
     /// Queues `message`, sent by the peer.
