@@ -19,10 +19,11 @@ public final class FrameBlock: @unchecked Sendable {
     /// How many of its bytes have arrived.
     private(set) var count = 0
 
-    /// A block for a payload of `length` bytes, with room for `room` of them to begin with.
-    init(length: Int, room: Int) {
+    /// A block for a payload of `length` bytes of which `arrived` have arrived (and are about to
+    /// be filled in).
+    init(length: Int, arrived: Int) {
         self.length = length
-        self.room = min(max(room, 1), length)
+        self.room = Self.room(forArrived: arrived, length: length)
         // malloc's, so that growing it moves large blocks by remapping their pages, not copying.
         guard let memory = malloc(self.room) else { fatalError("out of memory for a frame of \(length) bytes") }
         self.memory = memory
@@ -37,14 +38,23 @@ public final class FrameBlock: @unchecked Sendable {
     /// lives.
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: memory, count: count) }
 
+    /// The room a block may have whatever has arrived: a payload up to this long never grows
+    /// (growing a block copies it, unless the allocator moves its pages).
+    static let freeRoom = 256 << 10
+
+    /// The room for a payload of which `count` bytes have arrived: four times that, at least
+    /// ``freeRoom``, never more than its length; so a block holds about what has arrived, and a
+    /// large payload grows but once or twice.
+    static func room(forArrived count: Int, length: Int) -> Int {
+        min(length, max(4 * count, freeRoom))
+    }
+
     /// Adds as many bytes of `source` as the payload still lacks; returns how many it took.
-    /// The room grows to twice the bytes held at most (never past the announced length), so
-    /// the block only ever holds about what has arrived.
     func fill(from source: UnsafeRawBufferPointer) -> Int {
         let taken = min(source.count, length - count)
         guard taken > 0 else { return 0 }
         if count + taken > room {
-            let grown = min(length, max(2 * (count + taken), room))
+            let grown = Self.room(forArrived: count + taken, length: length)
             guard let moved = realloc(memory, grown) else { fatalError("out of memory for a frame of \(length) bytes") }
             memory = moved
             room = grown

@@ -4,7 +4,7 @@
 /// ``nextFrame()``; a frame may arrive split across many reads and one read may hold many
 /// frames. The decoder never reserves memory for an announced length: it only holds bytes
 /// that have actually arrived (a large payload in a block of its own, ``FrameBlock``, whose
-/// room grows to twice what arrived at most), and rejects a length above ``maxFrameBytes``
+/// room is four times what arrived, or 256 KiB, at most), and rejects a length above ``maxFrameBytes``
 /// from the header alone. Not thread-safe: one decoder belongs to one connection.
 public struct FrameDecoder: Sendable {
     /// The default largest payload accepted: 16 MiB.
@@ -60,7 +60,7 @@ public struct FrameDecoder: Sendable {
         guard largeFrame == nil, available >= 4 else { return }
         let length = Int(buffer.withUnsafeBytes { BigEndianLength.read($0, at: readIndex) })
         guard length >= Self.blockMinimum, length <= maxFrameBytes, available - 4 < length else { return }
-        let block = FrameBlock(length: length, room: 2 * (available - 4))
+        let block = FrameBlock(length: length, arrived: available - 4)
         _ = buffer.withUnsafeBytes { block.fill(from: UnsafeRawBufferPointer(rebasing: $0[(readIndex + 4)...])) }
         largeFrame = block
         buffer.removeAllKeepingSmallCapacity()
