@@ -93,16 +93,17 @@ struct InMemoryWorkerTests {
         }
     }
 
-    @Test("An in-memory worker that ends mid-request: the GET is asked again of another, the POST fails as workerLost")
-    func workerEndsMidRequest() async throws {
+    @Test("A worker that ends mid-request, in memory or on a socket: the GET is asked again of another, the POST fails as workerLost and is not sent twice",
+          arguments: [PeerTransport.inMemory, .socket])
+    func workerEndsMidRequest(_ transport: PeerTransport) async throws {
         try await InProcessCluster.with(Self.bundleDocs) { cluster in
-            let first = try await cluster.worker(kind: "bundle", name: "bundle-a", over: .inMemory)
+            let first = try await cluster.worker(kind: "bundle", name: "bundle-a", over: transport)
             let client = try await cluster.client()
             try await client.send(RequestMessage(id: 1, path: "read"))
             try await client.send(RequestMessage(id: 2, path: "write", method: "POST", body: Data("x".utf8)))
             _ = try await first.nextRequest()
             _ = try await first.nextRequest()
-            let second = try await cluster.worker(kind: "bundle", name: "bundle-b", over: .inMemory)
+            let second = try await cluster.worker(kind: "bundle", name: "bundle-b", over: transport)
             #expect(try await cluster.loop.submit { cluster.coordinator.workerConnections } == 2)
             await first.die()
             let retried = try await second.nextRequest()

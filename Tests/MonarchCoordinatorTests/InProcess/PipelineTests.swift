@@ -62,30 +62,6 @@ struct PipelineTests {
         }
     }
 
-    @Test("A worker lost mid-request: the GET is asked again of another worker, the POST fails and is not sent twice")
-    func failover() async throws {
-        try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
-            let first = try await cluster.worker(kind: "bundle", name: "bundle-a")
-            let client = try await cluster.client()
-            try await client.send(RequestMessage(id: 1, path: "read"))
-            try await client.send(RequestMessage(id: 2, path: "write", method: "POST", body: Data("x".utf8)))
-            _ = try await first.nextRequest()
-            _ = try await first.nextRequest()
-            let second = try await cluster.worker(kind: "bundle", name: "bundle-b")
-            await first.die()
-            let retried = try await second.nextRequest()
-            #expect(retried.path == "read")
-            try await second.respond(retried.id, "read again")
-            #expect(text(try await client.answer(1)) == "read again")
-            guard case .failure(let post) = try await client.answer(2) else {
-                Issue.record("the POST was answered, not failed")
-                return
-            }
-            #expect(post.error.attempts?.contains { $0.code == "workerLost" } == true, "\(post)")
-            #expect(second.pending.isEmpty)
-        }
-    }
-
     @Test("A request waiting for its turn is answered when its deadline passes, not when its turn comes")
     func waitingRequestsExpire() async throws {
         // A queue no larger than a frame: one request of the client at a time.
