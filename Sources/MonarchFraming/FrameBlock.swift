@@ -50,17 +50,36 @@ public final class FrameBlock: @unchecked Sendable {
     }
 
     /// Adds as many bytes of `source` as the payload still lacks; returns how many it took.
+    /// Bytes read into ``spareRoom()`` are taken where they lie.
     func fill(from source: UnsafeRawBufferPointer) -> Int {
         let taken = min(source.count, length - count)
         guard taken > 0 else { return 0 }
-        if count + taken > room {
-            let grown = Self.room(forArrived: count + taken, length: length)
-            guard let moved = realloc(memory, grown) else { fatalError("out of memory for a frame of \(length) bytes") }
-            memory = moved
-            room = grown
+        if source.baseAddress == UnsafeRawPointer(memory + count), count + taken <= room {
+            count += taken
+            return taken
         }
+        makeRoom(for: count + taken)
         (memory + count).copyMemory(from: source.baseAddress!, byteCount: taken)
         count += taken
         return taken
+    }
+
+    /// The room after the bytes that have arrived, up to the payload's end, for a read to land
+    /// in (then handed to ``fill(from:)``); grown first when there is none, by the same rule.
+    func spareRoom() -> UnsafeMutableRawBufferPointer {
+        makeRoom(for: min(length, count + Self.readSize))
+        return UnsafeMutableRawBufferPointer(start: memory + count, count: min(room, length) - count)
+    }
+
+    /// How much a read asks for at least, as the loop's shared read buffer does.
+    static let readSize = 64 << 10
+
+    /// Grows the block, when it must, to hold `total` bytes.
+    private func makeRoom(for total: Int) {
+        guard total > room else { return }
+        let grown = Self.room(forArrived: total, length: length)
+        guard let moved = realloc(memory, grown) else { fatalError("out of memory for a frame of \(length) bytes") }
+        memory = moved
+        room = grown
     }
 }

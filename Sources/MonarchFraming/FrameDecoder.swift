@@ -53,6 +53,14 @@ public struct FrameDecoder: Sendable {
         Array(bytes).withUnsafeBytes { append($0) }
     }
 
+    /// Room for the next bytes of the large frame under way (``FrameBlock``), no more than it
+    /// still lacks: a read made into it, then handed to ``append(_:)`` where it lies, is taken
+    /// without a copy. Nil when no large frame is under way.
+    public mutating func readRoom() -> UnsafeMutableRawBufferPointer? {
+        guard let largeFrame, !largeFrame.isComplete else { return nil }
+        return largeFrame.spareRoom()
+    }
+
     /// Moves the next frame's payload into a block of its own (``FrameBlock``) when it is large,
     /// within the limit, and still arriving: its bytes go there from now on.
     private mutating func gatherLargeFrame() {

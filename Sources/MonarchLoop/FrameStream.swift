@@ -68,6 +68,8 @@ public final class FrameStream: @unchecked Sendable {
         self.maxOutboundFrameBytes = maxFrameBytes
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
         stream.onRead = { bytes in self.received(bytes) }
+        // The rest of a large frame is read straight into its block.
+        stream.readRoom = { [unowned self] in decoder.readRoom() }
         stream.onEnd = { error in self.streamEnded(error) }
     }
 

@@ -24,6 +24,10 @@ public enum StreamEnd: Sendable, Equatable {
 public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Bytes that arrived; valid only during the call. Loop thread.
     public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    /// Where the next read may land instead of the loop's shared read buffer (the rest of a
+    /// large frame under way, say): asked before each read; room it gives receives the bytes,
+    /// which then reach ``onRead`` where they lie in it. Nil, or no room: the shared buffer.
+    public var readRoom: (() -> UnsafeMutableRawBufferPointer?)?
     /// The stream ended, and how. Called once. Loop thread.
     public var onEnd: ((StreamEnd) -> Void)?
     /// Writability changed (see ``isWritable``). Loop thread.
@@ -98,12 +102,14 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         let result = uv_read_start(stream, { handle, _, buf in
             guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(handle), as: StreamConnection.self)
             else { return }
-            let buffer = connection.loop.readBuffer
-            buf!.pointee = uv_buf_init(buffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(buffer.count))
-        }, { stream, count, _ in
+            var buffer = connection.loop.readBuffer
+            if let room = connection.readRoom?(), !room.isEmpty { buffer = room }
+            buf!.pointee = uv_buf_init(
+                buffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(clamping: buffer.count))
+        }, { stream, count, buf in
             guard let connection = LoopHandle.owner(of: UnsafeMutableRawPointer(stream), as: StreamConnection.self)
             else { return }
-            connection.didRead(count)
+            connection.didRead(count, at: buf?.pointee.base)
         })
         if result < 0 {
             finish(.failed(UVError(code: result, operation: "start reading")))
@@ -120,9 +126,10 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         isReading = false
     }
 
-    private func didRead(_ count: Int) {
-        if count > 0 {
-            onRead?(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<count]))
+    /// Delivers `count` bytes read at `base` (the buffer the read was given), or ends reading.
+    private func didRead(_ count: Int, at base: UnsafeMutablePointer<CChar>?) {
+        if count > 0, let base {
+            onRead?(UnsafeRawBufferPointer(start: base, count: count))
         } else if count < 0 {
             readEnded = true
             isReading = false
@@ -357,6 +364,7 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
             onEnd?(.closedLocally)
         }
         onRead = nil
+        readRoom = nil
         onEnd = nil
         onWritabilityChanged = nil
         super.didClose()

@@ -88,4 +88,34 @@ import Testing
         let start = content.bytes.withUnsafeBytes { $0.baseAddress }
         #expect(start == block.bytes.baseAddress.map { $0 + block.bytes.count - body.count }, "the body lies in the block")
     }
+
+    @Test("Reads made into the room a large frame offers are taken where they lie, never past the frame")
+    func readsLandInTheBlock() throws {
+        let first = Self.payload(1 << 20, seed: 5)
+        let second = Self.payload(90_000, seed: 6)
+        let bytes = try FrameEncoder.frame(payload: first) + FrameEncoder.frame(payload: second)
+        var decoder = FrameDecoder()
+        #expect(decoder.readRoom() == nil, "no large frame under way")
+        var offset = 0
+        var frames: [[UInt8]] = []
+        var landed = 0
+        while offset < bytes.count {
+            if let room = decoder.readRoom() {
+                // A read into the room: as much as the "socket" has, up to the room.
+                let count = min(room.count, bytes.count - offset, 50_000)
+                bytes[offset..<(offset + count)].withUnsafeBytes { room.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: count) }
+                decoder.append(UnsafeRawBufferPointer(start: room.baseAddress, count: count))
+                offset += count
+                landed += count
+            } else {
+                let count = min(4_096, bytes.count - offset)
+                bytes[offset..<(offset + count)].withUnsafeBytes { decoder.append($0) }
+                offset += count
+            }
+            while let frame = try decoder.nextFrame() { frames.append(frame) }
+        }
+        #expect(frames == [first, second])
+        #expect(landed > first.count / 2, "most of the large frames were read into their blocks")
+        #expect(decoder.bufferedByteCount == 0)
+    }
 }
