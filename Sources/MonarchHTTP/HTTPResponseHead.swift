@@ -15,11 +15,11 @@ public struct HTTPResponseHead: Sendable, Equatable {
     }
 
     /// The status line, the header lines that are safe to send, and the empty line.
-    public var bytes: [UInt8] { bytes(followedBy: EmptyCollection()) }
+    public var bytes: [UInt8] { bytes(followedBy: []) }
 
     /// ``bytes``, then `body`, in one array allocated once at the size of both (a response
     /// written whole is neither grown line by line nor copied again to add its body).
-    public func bytes(followedBy body: some Collection<UInt8>) -> [UInt8] {
+    public func bytes(followedBy body: [UInt8]) -> [UInt8] {
         // The status line (its reason phrase 31 bytes at most), each line's ": " and CRLF, the
         // last CRLF.
         var size = 64 + 2 + body.count
