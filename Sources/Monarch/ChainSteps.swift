@@ -14,22 +14,35 @@ package struct ChainSteps: Sendable {
     private let order: [Int]
     /// The provider the run writes back to and goes on with in place of each one.
     private let leg: @Sendable (any RequestProvider) -> any RequestProvider
+    /// How a relayed request forwarded to the origins alone is answered (see
+    /// ``RelayForwarding``); nil for any other request.
+    private let relay: RelayForwarding?
 
     /// The stepwise run of `request` down `providers`, where the write-backs and the rest of
     /// the run asked asynchronously go to `leg` of each provider (the provider as one trip
     /// sees it; `leg` must keep whether it stores responses); nil when the request takes
-    /// another path (a relayed request follows HTTP's rules) or no provider serves it: the
+    /// another path (a relayed request a cache may answer follows HTTP's rules) or no provider
+    /// serves it: the
     /// caller then runs ``ProviderChain/perform(_:along:refreshes:background:onAttempt:)``.
+    /// A relayed request that no cache may answer (``RelayForwarding``) is run stepwise too,
+    /// as ``RelayRun`` forwards it: to the origins in turn, the first response the answer.
     package init?(
         _ request: Request, along providers: [any RequestProvider],
         leg: @escaping @Sendable (any RequestProvider) -> any RequestProvider = { $0 },
         refreshes: RefreshGate, background: BackgroundWork
     ) {
-        guard !request.relay else { return nil }
         let usable = ProviderChain.reachable(for: request, from: providers)
         guard !usable.isEmpty else { return nil }
-        run = ChainRun(request: request, providers: usable, refreshes: refreshes, background: background)
-        order = ChainRun.askingOrder(request.policy, usable)
+        if request.relay {
+            guard let relay = RelayForwarding(request, along: providers) else { return nil }
+            run = ChainRun(request: request, providers: relay.origins, refreshes: refreshes, background: background)
+            order = Array(relay.origins.indices)
+            self.relay = relay
+        } else {
+            run = ChainRun(request: request, providers: usable, refreshes: refreshes, background: background)
+            order = ChainRun.askingOrder(request.policy, usable)
+            relay = nil
+        }
         self.leg = leg
     }
 
@@ -69,6 +82,11 @@ package struct ChainSteps: Sendable {
         let attempt: ProviderAttempt
         switch outcome {
         case .response(var response):
+            if let relay {
+                // Any response of an origin, stale or not, as it is; nothing is written back.
+                if response.source == nil { response.source = provider.name }
+                return .answer(relay.answer(response))
+            }
             guard !response.stale else { return .finishAsync }
             if response.source == nil { response.source = provider.name }
             if order[step] > 0 { legRun.writeBack(response, answeredAt: order[step]) }
@@ -80,7 +98,8 @@ package struct ChainSteps: Sendable {
             attempt = ProviderAttempt(provider: provider.name, outcome: outcome, code: failure.code, message: failure.message)
         }
         attempts.append(attempt)
-        onAttempt(attempt)
+        // A relayed run tells none as it goes, as ``RelayRun`` tells none.
+        if relay == nil { onAttempt(attempt) }
         return step + 1 < order.count ? .ask(step + 1) : .exhausted(ChainError.exhausted(attempts))
     }
 
@@ -91,6 +110,24 @@ package struct ChainSteps: Sendable {
     package func finish(
         from step: Int, known: ProviderOutcome?, prior: [ProviderAttempt], onAttempt: (ProviderAttempt) -> Void
     ) async throws(ChainError) -> Response {
-        try await legRun.ask(Array(order[step...]), held: nil, prior: prior, known: known, onAttempt: onAttempt)
+        guard relay != nil else {
+            return try await legRun.ask(Array(order[step...]), held: nil, prior: prior, known: known, onAttempt: onAttempt)
+        }
+        // As ``RelayRun`` forwards: the origins in turn, the first response the answer.
+        let legs = run.providers.map(leg)
+        var attempts = prior
+        for position in step..<order.count {
+            if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
+            let outcome: ProviderOutcome
+            if position == step, let known { outcome = known } else { outcome = await legs[order[position]].perform(request) }
+            switch take(outcome, at: position, attempts: &attempts, onAttempt: onAttempt) {
+            case .answer(let response): return response
+            case .exhausted(let error):
+                if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
+                throw error
+            case .ask, .finishAsync: continue
+            }
+        }
+        throw ChainError.exhausted(attempts)
     }
 }

@@ -43,22 +43,34 @@ struct RequestPlan {
         try Self.checkSize(of: message, within: limits)
         try Self.checkHeaders(message.headers ?? [:], within: limits, relayed: message.relay == true)
         let host = router.routedHost(host)
-        let routed = try routes.entry(for: message.path, host: host) { (text) throws(ChainError) in
+        // The route cache keeps the path without its query, which routing never reads: a path
+        // asked for with a different query each time is parsed and routed once.
+        let split = PathAndQuery(message.path)
+        let routed = try routes.entry(for: split.path, host: host) { (text) throws(ChainError) in
             let path: ResourcePath
             do throws(PathError) {
                 path = try ResourcePath(parsing: text)
             } catch {
-                throw ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error.message)")
+                throw Self.invalidPath(message.path, split.path == message.path ? error : nil)
             }
             let encoded = path.encoded
             let match = router.match(path, host: host)
             return RouteCache.Entry(
                 path: path, encoded: encoded, match: match, plainRead: Self.plainRead(of: path, encoded: encoded, match: match))
         }
-        let path = routed.path
+        var pathQuery = routed.path.query
+        if let queryText = split.query {
+            do throws(PathError) {
+                pathQuery = try ResourcePath.queryItems(parsing: queryText)
+            } catch {
+                throw Self.invalidPath(message.path, error)
+            }
+        }
         let method = message.method ?? "GET"
-        let plain = message.domain == nil && method == "GET" && (message.query ?? []).isEmpty ? routed.plainRead : nil
-        let query = message.query.map { path.query + $0 } ?? path.query
+        // A plain read's parts were worked out for the path with no query of its own.
+        let plain = message.domain == nil && method == "GET" && (message.query ?? []).isEmpty
+            && (split.query == nil || pathQuery.isEmpty) ? routed.plainRead : nil
+        let query = message.query.map { pathQuery + $0 } ?? pathQuery
         guard query.count <= limits.queryItems else {
             throw ChainError(.requestTooLarge, "the request has \(query.count) query items; the limit is \(limits.queryItems) (limits.queryItems)")
         }
@@ -126,6 +138,16 @@ struct RequestPlan {
     private static func sharedKey(cacheKey: String, policy: CachePolicy?, requestedTTL: Duration?, variant: String) -> String {
         let ttl = requestedTTL.map { " ttl=\($0.wholeMilliseconds)" } ?? ""
         return "\(cacheKey) \(policy?.rawValue ?? "default")\(ttl)\n\(variant)"
+    }
+
+    /// The `invalidPath` refusal of `text`, for `error` (nil: the error of parsing `text` whole,
+    /// the one a path whose query was split off, and failed apart, names).
+    private static func invalidPath(_ text: String, _ error: PathError?) -> ChainError {
+        var error = error
+        if error == nil {
+            do throws(PathError) { _ = try ResourcePath(parsing: text) } catch let whole { error = whole }
+        }
+        return ChainError(.invalidPath, "invalid path \(LogText.quoted(text)): \(error?.message ?? "unparsable")")
     }
 
     /// What a plain read of `path` (`encoded`), routed to `match`, comes to; nil when it

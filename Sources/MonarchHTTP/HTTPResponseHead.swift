@@ -15,10 +15,26 @@ public struct HTTPResponseHead: Sendable, Equatable {
     }
 
     /// The status line, the header lines that are safe to send, and the empty line.
-    public var bytes: [UInt8] {
-        var out = Self.statusLine(status)
+    public var bytes: [UInt8] { bytes(followedBy: []) }
+
+    /// ``bytes``, then `body`, in one array allocated once at the size of both (a response
+    /// written whole is neither grown line by line nor copied again to add its body).
+    public func bytes(followedBy body: [UInt8]) -> [UInt8] {
+        // The status line (its reason phrase 31 bytes at most), each line's ": " and CRLF, the
+        // last CRLF.
+        var size = 64 + 2 + body.count
+        for header in headers { size += header.name.utf8.count + header.value.utf8.count + 4 }
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        // A small string: no allocation.
+        out.append(contentsOf: String(status).utf8)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: Self.reason(for: status).utf8)
+        out.append(contentsOf: "\r\n".utf8)
         for header in headers { Self.append(header, to: &out) }
         out.append(contentsOf: "\r\n".utf8)
+        out.append(contentsOf: body)
         return out
     }
 

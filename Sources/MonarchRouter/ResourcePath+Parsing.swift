@@ -46,23 +46,33 @@ extension ResourcePath {
             throw PathError(.empty, "the path \(text.debugDescription) has no component")
         }
 
-        var query: [QueryItem] = []
-        if let queryText {
-            for raw in queryText.split(separator: "&", omittingEmptySubsequences: true) {
-                let part = "query item \(query.count + 1)"
-                // Form decoding: `+` is a space (`%2B` a plus, once percent-decoded).
-                let raw = raw.contains("+") ? Substring(raw.map { $0 == "+" ? " " : $0 }) : raw
-                if let equals = raw.firstIndex(of: "=") {
-                    let name = try Self.decodeNoNUL(raw[..<equals], naming: "the name of \(part)")
-                    let value = try Self.decodeNoNUL(raw[raw.index(after: equals)...], naming: "the value of \(part)")
-                    query.append(QueryItem(name: name, value: value))
-                } else {
-                    query.append(QueryItem(name: try Self.decodeNoNUL(raw, naming: "the name of \(part)"), value: nil))
-                }
-            }
-        }
+        let query = try queryText.map { (raw) throws(PathError) in try Self.queryItems(parsing: raw) } ?? []
         let fragment = try fragmentText.map { (raw) throws(PathError) in try Self.decodeNoNUL(raw, naming: "the fragment") }
         self.init(validated: components, query: query, fragment: fragment)
+    }
+
+    /// The query items of `text`, the part of a path after its `?` (and before any `#`), parsed
+    /// as ``init(parsing:)`` parses them: items separated by `&` (empty ones skipped), split at
+    /// the first `=`, names and values form-decoded. A caller that keeps a path's parse may
+    /// parse its query alone this way.
+    ///
+    /// - Throws: `.invalidPercentEncoding` or `.nulByte`, naming the item, as the whole parse
+    ///   would.
+    public static func queryItems(parsing text: Substring) throws(PathError) -> [QueryItem] {
+        var query: [QueryItem] = []
+        for raw in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let position = query.count + 1
+            // Form decoding: `+` is a space (`%2B` a plus, once percent-decoded).
+            let raw = raw.contains("+") ? Substring(raw.map { $0 == "+" ? " " : $0 }) : raw
+            if let equals = raw.firstIndex(of: "=") {
+                let name = try decodeNoNUL(raw[..<equals], naming: "the name of query item \(position)")
+                let value = try decodeNoNUL(raw[raw.index(after: equals)...], naming: "the value of query item \(position)")
+                query.append(QueryItem(name: name, value: value))
+            } else {
+                query.append(QueryItem(name: try decodeNoNUL(raw, naming: "the name of query item \(position)"), value: nil))
+            }
+        }
+        return query
     }
 
     /// Drops `scheme://authority` from the front of `text` when it starts with a scheme and
@@ -108,19 +118,19 @@ extension ResourcePath {
         return afterScheme[slash...]
     }
 
-    private static func decode(_ raw: Substring, naming part: String) throws(PathError) -> String {
+    private static func decode(_ raw: Substring, naming part: @autoclosure () -> String) throws(PathError) -> String {
         do {
             return try PercentEncoding.decode(raw)
         } catch {
             let problem = error == .invalidEscape ? "has an invalid percent escape" : "does not decode to UTF-8"
-            throw PathError(.invalidPercentEncoding, "\(part) (\(String(raw).debugDescription)) \(problem)")
+            throw PathError(.invalidPercentEncoding, "\(part()) (\(String(raw).debugDescription)) \(problem)")
         }
     }
 
-    private static func decodeNoNUL(_ raw: Substring, naming part: String) throws(PathError) -> String {
-        let decoded = try decode(raw, naming: part)
+    private static func decodeNoNUL(_ raw: Substring, naming part: @autoclosure () -> String) throws(PathError) -> String {
+        let decoded = try decode(raw, naming: part())
         guard !decoded.utf8.contains(0) else {
-            throw PathError(.nulByte, "\(part) (\(String(raw).debugDescription)) contains a NUL byte")
+            throw PathError(.nulByte, "\(part()) (\(String(raw).debugDescription)) contains a NUL byte")
         }
         return decoded
     }

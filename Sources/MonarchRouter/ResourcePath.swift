@@ -60,7 +60,8 @@ public struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     /// Checks one decoded component; `position` counts from 1 and `raw` is the text as written,
     /// both for the error message.
     static func validate(decoded: String, position: Int, raw: some StringProtocol) throws(PathError) {
-        let shown = String(raw).debugDescription
+        // Written out only for an error: a valid component costs no string.
+        var shown: String { String(raw).debugDescription }
         if decoded.isEmpty {
             throw PathError(.empty, "component \(position) is empty")
         }

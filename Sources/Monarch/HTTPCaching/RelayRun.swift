@@ -33,11 +33,10 @@ struct RelayRun: Sendable {
         var attempts = Attempts()
         let stores = providers.compactMap { $0 as? any ResponseStoring }
         let origins = providers.filter { !($0 is any ResponseStoring) }
-        // A route whose policy is noCache keeps nothing and answers nothing from a cache, over HTTP too.
-        guard request.isReadOnly, request.route.cacheKey != nil, !stores.isEmpty, request.policy != .noCache else {
+        guard Self.readsStores(request, hasStores: !stores.isEmpty) else {
             var response = try await forward(request, to: origins, attempts: &attempts)
             // RFC 9211: forwarded for the method's sake, or passing a cache that has no key for it.
-            if !stores.isEmpty { response.headers["cache-status"] = status(of: response, request.isReadOnly ? "fwd=bypass" : "fwd=method") }
+            if !stores.isEmpty { response.headers["cache-status"] = Self.status(of: response, request.isReadOnly ? "fwd=bypass" : "fwd=method") }
             return response
         }
         let asked = HTTPCacheRules.requestDirectives(request.headers)
@@ -101,7 +100,7 @@ struct RelayRun: Sendable {
         let requestedAt = clock.nowMs / 1000
         var response = try await forward(request, to: origins, attempts: &attempts)
         let kept = await keep(response, requestedAt: requestedAt, in: stores)
-        response.headers["cache-status"] = status(of: response, reason + (kept ? "; stored" : ""))
+        response.headers["cache-status"] = Self.status(of: response, reason + (kept ? "; stored" : ""))
         return response
     }
 
@@ -154,7 +153,7 @@ struct RelayRun: Sendable {
         }
         var response = answer
         let kept = await keep(response, requestedAt: requestedAt, in: stores)
-        response.headers["cache-status"] = status(of: response, "\(reason); fwd-status=\(answer.status)" + (kept ? "; stored" : ""))
+        response.headers["cache-status"] = Self.status(of: response, "\(reason); fwd-status=\(answer.status)" + (kept ? "; stored" : ""))
         return response
     }
 
@@ -236,14 +235,21 @@ struct RelayRun: Sendable {
     private func served(_ stored: Response, age: Int64, detail: String) -> Response {
         var response = stored
         response.headers["age"] = String(max(0, age))
-        response.headers["cache-status"] = status(of: stored, detail)
+        response.headers["cache-status"] = Self.status(of: stored, detail)
         if request.method == "HEAD" { response.body = Data() }
         return response
     }
 
-    /// The `Cache-Status` of `response` with this cache's entry `detail` after those of the
-    /// caches before it.
-    private func status(of response: Response, _ detail: String) -> String {
+    /// Whether `request` is one the stores of a chain (when it `hasStores`) are read for: a
+    /// `GET` or `HEAD` with a cache key. A route whose policy is noCache keeps nothing and
+    /// answers nothing from a cache, over HTTP too. Any other is forwarded to the origins alone.
+    static func readsStores(_ request: Request, hasStores: Bool) -> Bool {
+        request.isReadOnly && request.route.cacheKey != nil && hasStores && request.policy != .noCache
+    }
+
+    /// The `Cache-Status` of `response` with this cache's entry, saying `detail`, after the
+    /// entries of the caches before it.
+    static func status(of response: Response, _ detail: String) -> String {
         let own = "\(Self.cacheName); \(detail)"
         guard let earlier = HTTPCacheRules.value("cache-status", in: response.headers), !earlier.isEmpty else { return own }
         return earlier + ", " + own

@@ -128,7 +128,7 @@ enum HTTPExchange {
         if let code { headers.append(HTTPHeader(name: "Monarch-Error", value: code)) }
         headers += extra
         if closing { headers.append(HTTPHeader(name: "Connection", value: "close")) }
-        return HTTPResponseHead(status: status, headers: headers).bytes + body
+        return HTTPResponseHead(status: status, headers: headers).bytes(followedBy: body)
     }
 
     private static func response(_ message: ResponseMessage, for request: HTTPRequest, closing: Bool) -> [UInt8] {
@@ -180,7 +180,7 @@ enum HTTPExchange {
             headers.append(HTTPHeader(name: "Content-Length", value: String(body.count)))
         }
         if closing { headers.append(HTTPHeader(name: "Connection", value: "close")) }
-        return HTTPResponseHead(status: status, headers: headers).bytes + (noBody ? [] : body)
+        return HTTPResponseHead(status: status, headers: headers).bytes(followedBy: noBody ? [] : body)
     }
 
     /// The header lines an answer's `fields` become: hop-by-hop ones (and `Content-Length`,
