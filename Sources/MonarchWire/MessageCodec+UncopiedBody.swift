@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import MonarchFraming
 
 extension MessageCodec {
     /// The smallest raw body the ``appendFrameLeavingBody(_:to:)`` functions leave out of the
