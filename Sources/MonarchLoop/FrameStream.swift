@@ -102,18 +102,6 @@ public final class FrameStream: @unchecked Sendable {
         stream.write(taking: &scratch)
     }
 
-    /// Sends the whole frames (headers included) that `write` appends to an empty buffer: for a
-    /// codec that frames as it encodes. Nothing is sent when it throws, or once the stream
-    /// failed. Loop thread only.
-    ///
-    /// - Throws: what `write` throws.
-    public func sendFrames(_ write: (inout [UInt8]) throws(FrameError) -> Void) throws(FrameError) {
-        guard endReason == nil else { return }
-        scratch.removeAll(keepingCapacity: true)
-        try write(&scratch)
-        stream.write(taking: &scratch)
-    }
-
     /// Sends a frame made beforehand: `frame` holds its length and its first bytes, `tail`
     /// (sent without a copy) the rest of its payload; nil when `frame` is the whole frame.
     /// Nothing once the stream failed. Loop thread only.
