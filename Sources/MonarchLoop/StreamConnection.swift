@@ -43,6 +43,9 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
     public private(set) var queuedWriteBytes = 0
     /// Whether reading is on.
     public private(set) var isReading = false
+    /// Whether the stream stays open for writing after the peer's end of file (a half-close),
+    /// until its owner closes it; by default it closes once its queued writes are done.
+    public var staysOpenAfterEndOfFile = false
 
     /// Bytes written in this pass of the loop, not yet handed to the kernel.
     private var gathered: [UInt8] = []
@@ -139,14 +142,14 @@ public final class StreamConnection: LoopHandle, @unchecked Sendable {
         // count == 0 is EAGAIN: nothing to do.
     }
 
-    /// Reports the end once; then closes after the queued writes at end of file, at once on
-    /// an error.
+    /// Reports the end once; then closes at once on an error, and at end of file after the
+    /// queued writes (unless ``staysOpenAfterEndOfFile``).
     private func finish(_ end: StreamEnd) {
         if !reportedEnd {
             reportedEnd = true
             onEnd?(end)
         }
-        if end == .endOfFile { closeAfterWrites() } else { close() }
+        if end != .endOfFile { close() } else if !staysOpenAfterEndOfFile { closeAfterWrites() }
     }
 
     // MARK: Writing

@@ -216,6 +216,21 @@ struct HTTPFrontDoorTests {
         }
     }
 
+    @Test("Requests pipelined and then half-closed, while the first is answered, are all answered in order before the connection closes")
+    func pipelinedThenHalfClosed() async throws {
+        try await withFrontDoor { port in
+            let client = try TCPConnection(port: port)
+            // The first is a miss answered by the bundle worker: the second and the end of file
+            // arrive while it is under way.
+            client.send("GET /hello.txt?first HTTP/1.1\r\nHost: x\r\n\r\nGET /missing.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.shutdownWriting()
+            let answers = client.readToEnd()
+            let statuses = answers.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+            #expect(statuses == ["200", "404"], "\(answers.prefix(600))")
+            #expect(answers.contains("hello http\n"))
+        }
+    }
+
     @Test("While monarch up drains, the front door takes no new connection, and the request in flight is answered")
     func drainClosesTheDoor() async throws {
         try await ClusterGate.inTurn {

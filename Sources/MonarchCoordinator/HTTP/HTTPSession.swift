@@ -12,9 +12,10 @@ import MonarchWire
 /// `httpHeaderTimeout` (else 408), a body pausing no longer than that and done within
 /// `httpConnectionAge` (else 408), an idle connection closed after `httpKeepAlive`, at most
 /// `httpRequests` requests and `httpConnectionAge` per connection, the requests in flight of
-/// `limits.inFlight` (else 503 with `Retry-After`). While a request is answered, or its answer
-/// waits for a slow reader, nothing more is read from the connection, and never more than one
-/// whole request ahead; a client that takes none of its answers for `httpKeepAlive` is cut off.
+/// `limits.inFlight` (else 503 with `Retry-After`). It reads on while a request is answered, but
+/// never more than one whole request ahead, and nothing while an answer waits for a slow
+/// reader; a client that takes none of its answers for `httpKeepAlive` is cut off. A client
+/// that half-closes still gets the answers to the requests it sent whole before its end.
 ///
 /// An actor isolated to the coordinator's loop: libuv's callbacks, which run there, enter
 /// through `assumeIsolated`.
@@ -46,6 +47,8 @@ actor HTTPSession {
     private var ended = false
     /// Whether ``end()`` has run.
     private var cleanedUp = false
+    /// Whether the client sent its end of file: what it sent whole is answered, then it closes.
+    private var clientFinished = false
     /// Whether the coordinator is being asked now (an answer given at once comes inside it).
     private var answeringInline = false
     /// Bytes queued for the client at the last tick, and when the client last took some.
@@ -85,7 +88,8 @@ actor HTTPSession {
             nonisolated(unsafe) let bytes = bytes
             assumeIsolated { $0.received(bytes) }
         }
-        connection.onEnd = { [unowned self] _ in assumeIsolated { $0.end() } }
+        connection.staysOpenAfterEndOfFile = true
+        connection.onEnd = { [unowned self] how in assumeIsolated { $0.clientEnded(how) } }
         connection.onWritabilityChanged = { [unowned self] writable in
             if writable { assumeIsolated { $0.answerNext() } }
         }
@@ -122,6 +126,13 @@ actor HTTPSession {
         while !ended, !answering, connection.isWritable {
             switch parser.next() {
             case nil:
+                if clientFinished {
+                    // Nothing whole is left to answer, and nothing more will come.
+                    ended = true
+                    connection.closeAfterWrites()
+                    end()
+                    return
+                }
                 if parser.isReadingBody, parser.expectsContinue, !continueSent {
                     continueSent = true
                     connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
@@ -140,10 +151,11 @@ actor HTTPSession {
         updateReading()
     }
 
-    /// Reads only while a request may still be arriving: not while one is answered or its
-    /// answer waits for the client, and never more than one whole request ahead.
+    /// Reads only while a request may still be arriving and the client takes its answers, and
+    /// never more than one whole request ahead. Reading goes on while a request is answered:
+    /// stopping and starting again would cost two system calls a request.
     private func updateReading() {
-        let read = !ended && !answering && connection.isWritable && parser.bufferedBytes < parser.largestRequestBytes
+        let read = !ended && connection.isWritable && parser.bufferedBytes < parser.largestRequestBytes
         if read { connection.startReading() } else { connection.stopReading() }
     }
 
@@ -177,12 +189,7 @@ actor HTTPSession {
             assumeIsolated { $0.answered(answer, to: request, host: host, closing: closing) }
         }
         answeringInline = false
-        if answering {
-            // Answered later: nothing more is read meanwhile. (One answered at once, such as
-            // a hot hit, reads on without stopping: two fewer system calls a request.)
-            self.waiter = waiter
-            connection.stopReading()
-        }
+        if answering { self.waiter = waiter }
     }
 
     private func answered(_ answer: ClientAnswer, to request: HTTPRequest, host: String?, closing: Bool) {
@@ -277,6 +284,14 @@ actor HTTPSession {
             ended = true
             connection.closeAfterWrites()
         }
+    }
+
+    /// The client's end: at end of file, what it sent whole is still answered (the connection
+    /// stays open for that); on an error, or once closed here, the session ends now.
+    private func clientEnded(_ how: StreamEnd) {
+        guard how == .endOfFile, !ended else { return end() }
+        clientFinished = true
+        answerNext()
     }
 
     private func end() {
