@@ -105,8 +105,8 @@ extension Configuration {
         /// workers alone.
         public var hotTierEntryBytes = 1 << 20
         /// `routeCache`: request paths (of at most 512 bytes) the coordinator keeps parsed and
-        /// routed, so that a path asked for again and again is worked out once; when full it
-        /// starts afresh. 0 keeps none.
+        /// routed, so that a path asked for again and again is worked out once; when full, a
+        /// new path takes the place of one not asked for again lately. 0 keeps none.
         public var routeCache = 4096
         /// `heartbeat`: how often the coordinator pings each worker; a worker silent for two
         /// beats is taken out of rotation (and a local one killed and restarted).

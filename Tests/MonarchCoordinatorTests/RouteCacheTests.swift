@@ -53,6 +53,33 @@ import Testing
         #expect(none.count == 0 && noneParses == 2)
     }
 
+    @Test("When full, paths asked for again and again stay while one-off paths take each other's place")
+    func hotPathsStay() throws {
+        let cache = RouteCache(capacity: 8)
+        var parsed: [String] = []
+        func lookUp(_ text: String) throws(ChainError) {
+            _ = try cache.entry(for: text) { (text) throws(ChainError) in
+                parsed.append(text)
+                return try entry(text)
+            }
+        }
+        let hot = ["h/0", "h/1", "h/2", "h/3"]
+        for path in hot { try lookUp(path) }
+        // Each hot path is asked for again between one-off paths, 100 times over a cache of 8.
+        for round in 0..<100 {
+            try lookUp("once/\(round)")
+            for path in hot { try lookUp(path) }
+        }
+        #expect(parsed.filter { $0.hasPrefix("h/") } == hot, "each hot path is parsed once, then kept")
+        #expect(parsed.filter { $0.hasPrefix("once/") }.count == 100)
+        #expect(cache.count == 8)
+        // One-off paths that fill it anew may push out what no one asks for any more.
+        for round in 0..<16 { try lookUp("later/\(round)") }
+        try lookUp("h/0")
+        #expect(parsed.last == "h/0", "a path not asked for while the cache turned over is parsed again")
+        #expect(cache.count == 8)
+    }
+
     @Test("A plan made with the cache is the plan made without it")
     func samePlans() throws {
         let loop = try EventLoop(name: "route-cache-tests")
