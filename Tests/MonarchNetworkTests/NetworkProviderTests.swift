@@ -218,7 +218,10 @@ import Testing
                     retry: RetryPolicy(maxRetries: 10, base: .seconds(20), cap: .seconds(20))))
             let task = Task { await provider.perform(routed(harness.origin.url("/status/503"), deadline: .seconds(120))) }
             try await harness.waitForHit("/status/503")
-            try await Task.sleep(for: .milliseconds(50))
+            // The 503 is answered, and no attempt runs: the provider waits before its retry.
+            try await eventually("the first attempt to end") {
+                try await harness.loop.submit { harness.multi.activeTransfers } == 0
+            }
             let cancelledAt = ContinuousClock.now
             task.cancel()
             #expect(await task.value == .failure(.cancelled))
