@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import MonarchClient
 import Testing
 
 /// A plain TCP connection to 127.0.0.1 for speaking HTTP by hand.
@@ -236,7 +237,15 @@ struct HTTPFrontDoorTests {
             let port = try #require(HTTPFetch.port(inOutput: ready))
             let slow = try TCPConnection(port: port)
             slow.send("GET /slow.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(300))  // the request reaches the bundle, which takes 5 s
+            // The request reaches the bundle, which takes 5 s.
+            let watcher = try await within(40, "connecting for the status") {
+                try await MonarchClient.connect(to: .unix(path: folder.path + "/run/c.sock"))
+            }
+            try await eventually("the request at the bundle") {
+                ClusterStatus(try await within(20, "status") { try await watcher.status() })
+                    .workers("bundle").first?.inFlight == 1
+            }
+            await watcher.close()
             _ = up.signal(SIGTERM)
             try await eventually("the door to close") { !TCPConnection.accepts(port: port) }
             // Closed while the drain goes on, not only once the process is gone.
