@@ -207,6 +207,8 @@ struct HTTPFrontDoorTests {
             // has taken nothing for httpKeepAlive, with far fewer than ten answers sent.
             let stuck = try TCPConnection(port: port, smallReceiveBuffer: true)
             stuck.send(String(repeating: "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n", count: 10))
+            // Nothing read for well past httpKeepAlive (2 s): the time is what is tested (reading
+            // is what would end it, so there is nothing to wait on instead).
             try await Task.sleep(for: .seconds(5))
             let taken = stuck.readToEnd()
             #expect(taken.components(separatedBy: "HTTP/1.1 200 OK").count - 1 < 10, "\(taken.utf8.count) bytes")
