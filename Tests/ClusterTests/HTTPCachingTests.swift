@@ -61,6 +61,7 @@ struct HTTPCachingTests {
             #expect(notModified.hasPrefix("HTTP/1.1 304 Not Modified\r\n"), "\(notModified)")
             #expect(notModified.contains("Etag: \"v1\""), "\(notModified)")
             #expect(!notModified.contains("tagged body"))
+            // Past the answer's 1 s max-age, with room to spare: the time is what is tested.
             try await Task.sleep(for: .milliseconds(2200))
             let revalidated = try exchange(port, "GET /etag?max-age=1 HTTP/1.1\r\n")
             #expect(revalidated.hasPrefix("HTTP/1.1 200 OK\r\n") && revalidated.hasSuffix("tagged body"), "\(revalidated)")

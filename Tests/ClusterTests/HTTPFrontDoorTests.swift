@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import MonarchClient
 import Testing
 
 /// A plain TCP connection to 127.0.0.1 for speaking HTTP by hand.
@@ -206,6 +207,8 @@ struct HTTPFrontDoorTests {
             // has taken nothing for httpKeepAlive, with far fewer than ten answers sent.
             let stuck = try TCPConnection(port: port, smallReceiveBuffer: true)
             stuck.send(String(repeating: "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n", count: 10))
+            // Nothing read for well past httpKeepAlive (2 s): the time is what is tested (reading
+            // is what would end it, so there is nothing to wait on instead).
             try await Task.sleep(for: .seconds(5))
             let taken = stuck.readToEnd()
             #expect(taken.components(separatedBy: "HTTP/1.1 200 OK").count - 1 < 10, "\(taken.utf8.count) bytes")
@@ -251,7 +254,15 @@ struct HTTPFrontDoorTests {
             let port = try #require(HTTPFetch.port(inOutput: ready))
             let slow = try TCPConnection(port: port)
             slow.send("GET /slow.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(300))  // the request reaches the bundle, which takes 5 s
+            // The request reaches the bundle, which takes 5 s.
+            let watcher = try await within(40, "connecting for the status") {
+                try await MonarchClient.connect(to: .unix(path: folder.path + "/run/c.sock"))
+            }
+            try await eventually("the request at the bundle") {
+                ClusterStatus(try await within(20, "status") { try await watcher.status() })
+                    .workers("bundle").first?.inFlight == 1
+            }
+            await watcher.close()
             _ = up.signal(SIGTERM)
             try await eventually("the door to close") { !TCPConnection.accepts(port: port) }
             // Closed while the drain goes on, not only once the process is gone.

@@ -28,12 +28,14 @@ import Testing
             executable: "/bin/sh", arguments: ["-c", "cat; echo read-to-end >&2"],
             standardInput: .pipe, standardOutput: .collect, standardError: .standardOutput
         )
-        // A fixed wait remains: it proves cat does NOT end before its input does.
-        try await Task.sleep(for: .milliseconds(50))
+        // cat echoes a line through the pipe: it reads the parent's pipe, and is still running
+        // once it has (it does not end before its input does).
+        #expect(child.writeStandardInput("ping\n"))
+        try await eventually("cat to echo the line") { child.standardOutput.text == "ping\n" }
         #expect(child.isRunning, "cat waits for its input")
         child.closeStandardInput()
         #expect(try await child.waitForExit(timeout: .seconds(30)) == .exited(0))
-        #expect(child.standardOutput.text == "read-to-end\n")
+        #expect(child.standardOutput.text == "ping\nread-to-end\n")
     }
 
     /// A signal ends it; none is sent once it has been reaped.

@@ -64,7 +64,7 @@ import Testing
                 executable: executable, arguments: ["--coordinator", "unix:/nonexistent/coordinator.sock", "--store", store],
                 standardOutput: .collect, standardError: .standardOutput)
             let exit = try await worker.waitForExit(timeout: .seconds(30))
-            while !worker.standardOutput.isClosed { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil { worker.standardOutput.isClosed }
             #expect(exit != nil && exit != .exited(0))
             #expect(worker.standardOutput.text.contains(reason), "\(store): \(worker.standardOutput.text)")
         }

@@ -151,10 +151,8 @@ struct FlightTableTests {
                 }
             }
             func outcome(_ clients: [Int]) async throws -> [PreparedResponse?] {
-                let start = ContinuousClock.now
-                while answers.withLock({ answers in clients.contains { !answers.keys.contains($0) } }) {
-                    guard ContinuousClock.now - start < .seconds(30) else { throw CancellationError() }
-                    try await Task.sleep(for: .milliseconds(5))
+                try await eventually("answers for \(clients)") {
+                    answers.withLock { answers in clients.allSatisfy { answers.keys.contains($0) } }
                 }
                 return answers.withLock { answers in clients.map { answers[$0] ?? nil } }
             }
@@ -286,11 +284,15 @@ struct FlightTableTests {
             #expect(try await loop.submit { table.assumeIsolated { $0.count } } == 0, "nobody waits: the trip is abandoned")
             try await loop.submit { table.cancel(second) }
             provider.release()
-            // The abandoned trip has its answer; a fixed wait remains after it, as nothing marks
-            // where that answer (rightly) goes nowhere.
+            // The abandoned trip has its answer. Nothing marks where that answer (rightly) goes
+            // nowhere, so a later trip under the same key marks the time instead: it is begun
+            // after the abandoned trip's provider answered, and its answer comes the same way.
             try await eventually("the abandoned trip's answer") { tripAnswered.load(ordering: .acquiring) }
-            try await Task.sleep(for: .milliseconds(100))
-            #expect(answers.withLock { $0.count } == 2, "each waiter is answered once; the abandoned trip's answer goes nowhere")
+            _ = try await begin(3)
+            try await eventually("the later trip's answer") { answers.withLock { $0[3] != nil } }
+            #expect(answers.withLock { $0[3]?.success != nil }, "the later trip is answered by the provider")
+            #expect(answers.withLock { $0.count } == 3, "each waiter is answered once; the abandoned trip's answer goes nowhere")
+            #expect(answers.withLock { $0[1]?.failure?.code } == .cancelled)
             #expect(answers.withLock { $0[2]?.failure?.code } == .cancelled)
         }
     }

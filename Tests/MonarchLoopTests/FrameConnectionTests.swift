@@ -433,6 +433,8 @@ import Testing
         try await withLoop { loop in
             try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
                 let reader = Task { try await peer.nextFrame() }
+                // A moment for the reader to park in its wait: nothing outside the stream shows
+                // a parked reader. (Cancelled sooner, it still must end, cancelled.)
                 try await Task.sleep(for: .milliseconds(20))
                 reader.cancel()
                 await #expect(throws: CancellationError.self) { try await reader.value }

@@ -124,12 +124,8 @@ import Testing
             }
             // The server's close makes the parked socket readable: its poll stops then. (Whether
             // the test sees it parked first depends on the machine's speed: not checked here.)
-            var waited = 0
-            while try await harness.loop.submit({ multi.parkedSockets }) > 0 {
-                waited += 1
-                #expect(waited < 500, "the parked poll never saw the server close the connection")
-                if waited >= 500 { return }
-                try await Task.sleep(for: .milliseconds(10))
+            try await eventually("the parked poll to see the server close the connection") {
+                try await harness.loop.submit { multi.parkedSockets } == 0
             }
             for _ in 0..<3 {
                 guard case .answered(let response) = await multi.fetch(FetchSpec(url: harness.origin.url("/json"))) else {
@@ -285,14 +281,8 @@ import Testing
             let result = await multi.fetch(FetchSpec(url: "http://127.0.0.1:9/"))
             answer.withLock { $0 = result }
         }
-        let start = ContinuousClock.now
-        while answer.withLock({ $0 }) == nil && ContinuousClock.now - start < .seconds(10) {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        guard let result = answer.withLock({ $0 }) else {
-            Issue.record("the fetch was never answered")
-            return
-        }
+        try await eventually("the fetch to be answered", seconds: 10) { answer.withLock { $0 } != nil }
+        let result = try #require(answer.withLock { $0 })
         #expect({ if case .failed(let failure) = result { failure.kind == .cancelled } else { false } }(), "\(result)")
     }
 }

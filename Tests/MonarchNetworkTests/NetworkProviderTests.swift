@@ -195,13 +195,9 @@ import Testing
             #expect(outcome == .failure(.cancelled))
             // Far sooner than the 10 s the origin would take (the bound is loose: a loaded machine is slow).
             #expect(ContinuousClock.now - cancelledAt < .seconds(9))
-            var closed: [String] = []
-            for _ in 0..<150 {
-                closed = try await harness.stats().closed
-                if closed.contains("cancelled-one") { break }
-                try await Task.sleep(for: .milliseconds(20))
+            try await eventually("the origin to see the connection closed") {
+                try await harness.stats().closed.contains("cancelled-one")
             }
-            #expect(closed.contains("cancelled-one"), "the origin saw the connection closed")
             let active = try await harness.loop.submit { harness.multi.activeTransfers }
             #expect(active == 0)
         }
@@ -218,7 +214,10 @@ import Testing
                     retry: RetryPolicy(maxRetries: 10, base: .seconds(20), cap: .seconds(20))))
             let task = Task { await provider.perform(routed(harness.origin.url("/status/503"), deadline: .seconds(120))) }
             try await harness.waitForHit("/status/503")
-            try await Task.sleep(for: .milliseconds(50))
+            // The 503 is answered, and no attempt runs: the provider waits before its retry.
+            try await eventually("the first attempt to end") {
+                try await harness.loop.submit { harness.multi.activeTransfers } == 0
+            }
             let cancelledAt = ContinuousClock.now
             task.cancel()
             #expect(await task.value == .failure(.cancelled))

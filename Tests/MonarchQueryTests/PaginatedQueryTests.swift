@@ -47,9 +47,9 @@ import Testing
         }
         provider.close()
         let first = Task { try? await pages.fetchNextPage() }
-        while provider.held < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the first fetch held") { provider.held >= 1 }
         let again = Task { try await pages.refetch() }
-        while provider.held < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the refetch held") { provider.held >= 2 }
         provider.open()
         _ = await first.value
         try await again.value

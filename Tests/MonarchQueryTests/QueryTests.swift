@@ -122,11 +122,11 @@ import Testing
         // A refetch reads 0, and is held on its way back.
         provider.holdReads()
         let early = Task { await query.refetch() }
-        while provider.heldReads < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the early read held") { provider.heldReads >= 1 }
         let increment = queries.mutation(IncrementRequest.self) { _ in [.key(QueryKey(path: "counter"))] }
         let performing = Task { try await increment.perform(IncrementRequest()) }
         // The mutation's invalidation asks again (reading 1) rather than joining the early one.
-        for _ in 0..<10_000 where provider.heldReads < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the invalidation's own read (not a join of the early refetch)") { provider.heldReads >= 2 }
         #expect(provider.heldReads == 2, "the invalidation joined the refetch that read before the mutation")
         provider.releaseReads()
         #expect(try await performing.value == Counter(value: 1))

@@ -91,7 +91,7 @@ struct BackgroundWorkTests {
         #expect(work.dropped == 1)
         #expect(work.started == 2)
         release.finish()
-        try await waitUntil { work.running == 0 }
+        try await eventually { work.running == 0 }
         #expect(work.start { })
     }
 
@@ -131,14 +131,6 @@ struct BackgroundWorkTests {
         #expect(cancelled.value == 1)
         #expect(completed.value == 0)
         #expect(work.running == 0)
-    }
-
-    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let start = ContinuousClock.now
-        while !condition() {
-            guard ContinuousClock.now - start < .seconds(5) else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 }
 

@@ -286,6 +286,29 @@ public final class SpawnedProcess: Sendable {
         }
     }
 
+    /// Writes `text` to the child's standard input pipe; whether all of it was written (false
+    /// without a pipe, once it is closed, or when nothing reads the pipe: SIGPIPE is blocked
+    /// for the write, and taken back if it came, so that it cannot end the test process).
+    @discardableResult
+    public func writeStandardInput(_ text: String) -> Bool {
+        input.withLock { fd in
+            guard fd >= 0 else { return false }
+            let bytes = Array(text.utf8)
+            var pipeSignal = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            var previous = sigset_t()
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+            defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EPIPE {
+                var now = timespec()
+                _ = sigtimedwait(&pipeSignal, nil, &now)
+            }
+            return written == bytes.count
+        }
+    }
+
     /// Closes the writing end of the child's standard input pipe (the child reads end of
     /// file); nothing without one, or when it is closed already.
     public func closeStandardInput() {
