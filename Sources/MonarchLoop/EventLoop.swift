@@ -280,7 +280,8 @@ public final class EventLoop: @unchecked Sendable {
         }
         handlesLeftOpen = walk.open.count
         if !walk.open.isEmpty {
-            logger.warning("closing \(walk.open.count) handle(s) left open at shutdown")
+            let kinds = walk.open.map { String(cString: uv_handle_type_name(uv_handle_get_type($0))) }
+            logger.warning("closing \(walk.open.count) handle(s) left open at shutdown: \(kinds.joined(separator: ", "))")
         }
         for handle in walk.open {
             if let owner = handle.pointee.data {

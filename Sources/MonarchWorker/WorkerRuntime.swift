@@ -134,7 +134,15 @@ public final class WorkerRuntime: Sendable {
         } catch {
             throw .cannotConnect(address, "\(error)")
         }
-        let welcome = try await register(on: connection)
+        let welcome: Welcome
+        do {
+            welcome = try await register(on: connection)
+        } catch {
+            // Refused, or the coordinator went away mid-hello: the connection is closed here,
+            // not left open for the loop's shutdown to find.
+            await connection.close()
+            throw error
+        }
         let limits = AnswerLimits(welcome: welcome)
         do {
             try await connection.adopt(welcome)

@@ -36,6 +36,16 @@ private struct PlayedCoordinator {
         try await worker.send(.welcome(welcome))
         return worker
     }
+
+    /// The next worker to dial in, once it said hello and got `refusal`; the connection is
+    /// left open.
+    func refuse(_ refusal: ErrorMessage) async throws -> AsyncFrameConnection {
+        var connections = accepted.makeAsyncIterator()
+        let worker = try #require(await connections.next())
+        guard case .hello? = try await worker.nextMessage() else { throw Unexpected("no hello") }
+        try await worker.send(.error(refusal))
+        return worker
+    }
 }
 
 private struct Unexpected: Error, CustomStringConvertible {
@@ -88,6 +98,27 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
 
             await worker.close()
             try await serving.value
+            await coordinator.listener.closeAndWait()
+        }
+    }
+
+    /// A worker the coordinator refuses — an `error` answering its hello, the connection left
+    /// open — stops with the refusal and closes its connection: its loop shuts down with no
+    /// handle left open.
+    @Test(.timeLimit(.minutes(1)))
+    func aRefusedWorkerClosesItsConnection() async throws {
+        try await withFixture { fixture in
+            let store = try await fixture.store()
+            let runtime = WorkerRuntime(
+                identity: WorkerIdentity(kind: "bundle"), provider: BundleProvider(store: store), loop: fixture.loop,
+                logger: .init(label: "bundle-test"))
+            let coordinator = try await PlayedCoordinator(in: fixture.base, on: fixture.loop)
+            let serving = Task { try await runtime.run(coordinator: coordinator.address) }
+            let worker = try await coordinator.refuse(ErrorMessage(code: .unauthorized, message: "no such secret"))
+            await #expect(throws: WorkerError.self) { try await serving.value }
+            // The worker's end closed: what the coordinator reads next is the end of the stream.
+            #expect(try await worker.nextMessage() == nil)
+            await worker.close()
             await coordinator.listener.closeAndWait()
         }
     }
