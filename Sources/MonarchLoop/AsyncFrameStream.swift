@@ -17,7 +17,7 @@ public final class AsyncFrameStream: Sendable {
     /// The connection's loop.
     public var loop: EventLoop { connection.loop }
 
-    private let inbox = BoundedInbox<[UInt8], FrameStream.End>(orderlyEnd: .closed)
+    private let inbox = BoundedInbox<ReceivedFrame, FrameStream.End>(orderlyEnd: .closed)
     /// Holds senders back while the socket's write queue is over its high watermark.
     private let gate: SendGate
 
@@ -28,7 +28,7 @@ public final class AsyncFrameStream: Sendable {
         self.gate = SendGate(
             loop: connection.loop, highWatermark: connection.stream.writeHighWatermark,
             isOpen: { connection.isOpen }, isWritable: { connection.stream.isWritable })
-        connection.onFrame = { [inbox] frame in
+        connection.onReceivedFrame = { [inbox] frame in
             if inbox.deliver(frame, size: frame.count) { connection.pause() }
         }
         connection.onEnd = { [inbox, gate] end in
@@ -55,6 +55,14 @@ public final class AsyncFrameStream: Sendable {
     /// - Throws: ``FrameStream/End`` when the stream ended by a framing or I/O error, or was
     ///   failed by this side; `CancellationError` when the task is cancelled.
     public func nextFrame() async throws -> [UInt8]? {
+        try await nextReceivedFrame()?.array
+    }
+
+    /// The next frame as it came off the stream — a large one in its block, uncopied; nil once
+    /// the peer closed in order and every frame was read. One task at a time may await it.
+    ///
+    /// - Throws: as ``nextFrame()``.
+    public func nextReceivedFrame() async throws -> ReceivedFrame? {
         try await inbox.next { [connection] in
             connection.loop.execute { connection.resume() }
         }

@@ -37,6 +37,9 @@ public final class FrameStream: @unchecked Sendable {
 
     /// Each complete frame payload, in order, unless ``onReadable`` is set. Loop thread.
     public var onFrame: (([UInt8]) -> Void)?
+    /// When set, takes the place of ``onFrame`` for every frame: a large one comes in the block
+    /// it was gathered in, with no copy (``ReceivedFrame/block(_:)``). Loop thread.
+    public var onReceivedFrame: ((ReceivedFrame) -> Void)?
     /// Told that bytes arrived, when set (it takes precedence over ``onFrame``): the layer above
     /// then takes the complete frames itself with ``nextFrame(_:)``, reading each payload where
     /// it lies. Loop thread.
@@ -180,10 +183,12 @@ public final class FrameStream: @unchecked Sendable {
         while endReason == nil, !stream.isClosing {
             let next: Taken?
             do {
-                if let inPlace = onFrameInPlace {
-                    next = try decoder.nextFrame { bytes in inPlace(bytes).map(Taken.action) ?? .payload(Array(bytes)) }
-                } else {
-                    next = try decoder.nextFrame().map(Taken.payload)
+                let inPlace = onFrameInPlace
+                let blocksWanted = onReceivedFrame != nil
+                next = try decoder.nextFrame { bytes, block in
+                    if let action = inPlace?(bytes) { return .action(action) }
+                    if blocksWanted, let block { return .received(.block(block)) }
+                    return .payload(Array(bytes))
                 }
             } catch {
                 endForFraming(error)
@@ -192,15 +197,19 @@ public final class FrameStream: @unchecked Sendable {
             switch next {
             case nil: return
             case .action(let action)?: action()
-            case .payload(let payload)?: onFrame?(payload)
+            case .payload(let payload)?:
+                if let onReceivedFrame { onReceivedFrame(.bytes(payload)) } else { onFrame?(payload) }
+            case .received(let frame)?: onReceivedFrame?(frame)
             }
         }
     }
 
-    /// A frame taken from the decoder: acted on where it lay, or a payload to deliver.
+    /// A frame taken from the decoder: acted on where it lay, or a payload to deliver (copied,
+    /// or in its block).
     private enum Taken {
         case action(() -> Void)
         case payload([UInt8])
+        case received(ReceivedFrame)
     }
 
     /// Lets ``farewell`` speak, then ends the stream for the peer's framing defect.
@@ -233,6 +242,7 @@ public final class FrameStream: @unchecked Sendable {
         let onEnd = self.onEnd
         self.onEnd = nil
         onFrame = nil
+        onReceivedFrame = nil
         onFrameInPlace = nil
         onReadable = nil
         farewell = nil

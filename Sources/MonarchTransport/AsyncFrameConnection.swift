@@ -49,8 +49,13 @@ public final class AsyncFrameConnection: Sendable {
     /// - Throws: ``FrameConnection/End`` when the connection ended by a protocol or I/O
     ///   error, `CancellationError` when the task is cancelled.
     public func nextFrame() async throws -> [UInt8]? {
+        try await nextReceivedFrame()?.array
+    }
+
+    /// The next frame as it came off the stream: a large one in its block, uncopied.
+    private func nextReceivedFrame() async throws -> ReceivedFrame? {
         do {
-            return try await frames.nextFrame()
+            return try await frames.nextReceivedFrame()
         } catch let end as FrameStream.End {
             throw FrameConnection.End(end, violation: violation.withLock { $0 })
         }
@@ -61,9 +66,13 @@ public final class AsyncFrameConnection: Sendable {
     /// - Throws: ``ProtocolError`` when a frame does not decode: the peer is told, the
     ///   connection closes and no later frame is delivered. Otherwise what ``nextFrame()`` throws.
     public func nextMessage() async throws -> WireMessage? {
-        guard let payload = try await nextFrame() else { return nil }
+        guard let frame = try await nextReceivedFrame() else { return nil }
         do {
-            return try connection.codec.decode(payload)
+            // A large frame's raw body is kept where it arrived, not copied out of its block.
+            switch frame {
+            case .bytes(let payload): return try connection.codec.decode(payload)
+            case .block(let block): return try connection.codec.decode(block.bytes, keeping: block)
+            }
         } catch {
             violation.withLock { $0 = $0 ?? error }
             frames.failReading()

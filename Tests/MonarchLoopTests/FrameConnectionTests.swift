@@ -70,6 +70,35 @@ import Testing
         }
     }
 
+    /// An async reader gets a large frame in the block it was gathered in (no copy out of the
+    /// decoder), a small one as bytes of its own, in the order sent, each intact.
+    @Test func largeFramesReachAnAsyncReaderInTheirBlocks() async throws {
+        try await withLoop { loop in
+            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
+                let payloads: [[UInt8]] = [100, 200 << 10, 7, (1 << 20) + 3].enumerated().map { index, size in
+                    (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ index) }
+                }
+                for payload in payloads { try await client.send(payload: payload) }
+                var inBlocks: [Bool] = []
+                for payload in payloads {
+                    let frame = try #require(try await peer.frames.nextReceivedFrame())
+                    switch frame {
+                    case .bytes(let bytes):
+                        #expect(bytes == payload)
+                        inBlocks.append(false)
+                    case .block(let block):
+                        #expect(Array(block.bytes) == payload)
+                        inBlocks.append(true)
+                    }
+                }
+                // The 1 MB one cannot arrive in one read: it is gathered in a block. (The 200 KiB
+                // one may be too, or may arrive whole in the decoder's buffer.)
+                #expect(inBlocks[0] == false && inBlocks[2] == false, "small frames come as bytes")
+                #expect(inBlocks[3], "a large frame comes in its block")
+            }
+        }
+    }
+
     /// The streams of a loop share one read buffer: frames arriving on many connections at
     /// once, each split across reads, still reach each connection whole and unmixed.
     @Test func connectionsReadingAtOnceOnOneLoopKeepTheirOwnBytes() async throws {
