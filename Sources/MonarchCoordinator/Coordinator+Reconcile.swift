@@ -4,7 +4,7 @@ import MonarchWire
 // The scale run: one per pool, bringing it to the size last asked for, a step at a time.
 extension Coordinator {
     /// Brings the local pool of `kind` to the size its supervisor wants now, however often that
-    /// changes meanwhile, then answers `run`'s callers (see ``scale(_:)``).
+    /// changes meanwhile, then answers the callers of its run (see ``scale(_:)``).
     ///
     /// Every 20 ms it looks at the pool and takes the next ``ScalePlan`` step: it keeps leaving
     /// workers a larger size wants back, starts workers no faster than admission takes them
@@ -12,7 +12,7 @@ extension Coordinator {
     /// registered across pools, within ``Configuration/Limits/workers``), chooses workers to go
     /// only as ``ScalePlan`` allows, takes them out of rotation, and stops each once it has
     /// nothing in flight. Loop thread.
-    func reconcile(_ kind: String, run: ScaleRun, supervisor: Supervisor) async {
+    func reconcile(_ kind: String, supervisor: Supervisor) async {
         loop.preconditionInEventLoop()
         scalingKinds.insert(kind)
         defer { scalingKinds.remove(kind) }
@@ -25,20 +25,16 @@ extension Coordinator {
         var lastTarget = -1
         while true {
             guard !draining, !isStopping(supervisor) else {
-                return end(run, of: kind, supervisor) { $0.fail(.shuttingDown, "the coordinator is shutting down") }
+                return end(kind, supervisor, .failed(.shuttingDown, "the coordinator is shutting down"))
             }
             let (target, failure, workers) = look(at: kind, supervisor)
             if let failure {
-                return end(run, of: kind, supervisor) {
-                    $0.fail(.unavailable, "the \(kind) pool failed: \(failure) (\(target) workers stay wanted)")
-                }
+                return end(kind, supervisor, .failed(.unavailable, "the \(kind) pool failed: \(failure) (\(target) workers stay wanted)"))
             }
             if ScalePlan.isDone(target, workers: workers) {
                 let local = Set(workers.map(\.name))
                 let remote = pools[kind]?.connected.filter { !local.contains($0.id) }.count ?? 0
-                return end(run, of: kind, supervisor) {
-                    $0.finish(target: target, final: workers.map { ($0.name, $0.ordinal) }, remote: remote)
-                }
+                return end(kind, supervisor, .finished(target: target, final: workers.map { ($0.name, $0.ordinal) }, remote: remote))
             }
             let plan = ScalePlan.next(
                 toward: target, workers: workers,
@@ -47,18 +43,16 @@ extension Coordinator {
             do {
                 try apply(plan, to: kind, supervisor)
             } catch {
-                return end(run, of: kind, supervisor) { $0.fail(.unavailable, "\(error.message) (\(target) workers stay wanted)") }
+                return end(kind, supervisor, .failed(.unavailable, "\(error.message) (\(target) workers stay wanted)"))
             }
             stopDrainedWorkers(of: kind, supervisor)
             if target != lastTarget || workers != lastLook || !plan.isEmpty {
                 (lastTarget, lastLook, lastChange) = (target, workers, clock.now)
             } else if clock.now - lastChange > scaleTimeout {
                 let waiting = workers.filter { $0.leaving || !$0.registered }.map(\.name)
-                return end(run, of: kind, supervisor) {
-                    $0.fail(
-                        .unavailable,
-                        "no progress within \(scaleTimeout): still waiting for \(waiting.joined(separator: ", ")) (\(target) workers stay wanted)")
-                }
+                return end(kind, supervisor, .failed(
+                    .unavailable,
+                    "no progress within \(scaleTimeout): still waiting for \(waiting.joined(separator: ", ")) (\(target) workers stay wanted)"))
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -130,17 +124,16 @@ extension Coordinator {
         }
     }
 
-    /// Ends `run`: forgets it (a later scale starts a new one), stops the leaving workers it
-    /// leaves behind — each finishes what it has (SIGTERM), within the time a request may take —
-    /// then answers its callers with `answer`.
-    private func end(_ run: ScaleRun, of kind: String, _ supervisor: Supervisor, _ answer: (ScaleRun) -> Void) {
+    /// Ends the run of `kind`: stops the leaving workers it leaves behind — each finishes what
+    /// it has (SIGTERM), within the time a request may take — then forgets the run (a later
+    /// scale starts a new one) and answers its callers as `ending` says.
+    private func end(_ kind: String, _ supervisor: Supervisor, _ ending: ScaleRun.Ending) {
         let grace = max(limits.timeout, .seconds(10))
         supervisor.assumeIsolated { supervisor in
-            supervisor.setRun(nil, of: kind)
             for slot in supervisor.poolState(kind)?.slots ?? [] where slot.leaving && !slot.stopRequested {
                 supervisor.stop(slot.name, grace: grace)
             }
+            supervisor.endRun(of: kind, ending)
         }
-        answer(run)
     }
 }

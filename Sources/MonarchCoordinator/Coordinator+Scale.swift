@@ -11,7 +11,7 @@ extension Coordinator {
     /// Makes `message.count` local workers of `message.kind` run.
     ///
     /// The count replaces whatever an earlier scale of the pool asked for; one run per pool
-    /// (``reconcile(_:run:supervisor:)``) brings the pool to the latest count, starting workers
+    /// (``reconcile(_:supervisor:)``) brings the pool to the latest count, starting workers
     /// a few at a time (``ScalePlan/startBound(workerStarts:handshakes:)``) and stopping
     /// leaving ones only once they have drained and the staying ones are registered. Answers,
     /// once the pool has got there, a `result` (``ScaleReport``; `superseded` with the
@@ -38,37 +38,41 @@ extension Coordinator {
                 "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run")
         }
         let kind = message.kind
-        let (previous, before, run, isNew): (Int, Set<String>, ScaleRun, Bool)
-        switch join(kind, count: message.count, supervisor) {
-        case .success(let value): (previous, before, run, isNew) = value
+        let previous: Int
+        let before: Set<String>
+        let isNew: Bool
+        switch desire(kind, count: message.count, supervisor) {
+        case .success(let value): (previous, before, isNew) = value
         case .failure(let error): return failure(.invalidRequest, error.message)
         }
         logger.info("scaling \(kind): \(previous) → \(message.count)\(isNew ? "" : " (replacing the size the run under way was going to)")")
         return await withCheckedContinuation { continuation in
-            run.join(ScaleRun.Caller(
-                id: message.id, requested: message.count, previous: previous, before: before, continuation: continuation))
-            guard isNew else { return }
+            let caller = ScaleRun.Caller(
+                id: message.id, requested: message.count, previous: previous, before: before, continuation: continuation)
+            let (joined, startsRun) = supervisor.assumeIsolated { $0.joinRun(caller, of: kind) }
+            guard joined else {
+                // The supervisor had the pool a moment ago (``desire(_:count:_:)``), on this turn.
+                return continuation.resume(returning: failure(.invalidRequest, "no \(kind) pool to scale"))
+            }
+            guard startsRun else { return }
             // Not cancelled with the call: a scale half done (workers draining, not yet
             // stopped) is finished, and its waits are not cut short into a busy loop.
-            Task(executorPreference: loop) { [self] in await reconcile(kind, run: run, supervisor: supervisor) }
+            Task(executorPreference: loop) { [self] in await reconcile(kind, supervisor: supervisor) }
         }
     }
 
-    /// Records `count` as the size wanted for `kind` and finds the pool's run, or makes one:
-    /// the size wanted before, the local workers registered and staying now, the run, and
-    /// whether it is new (the caller starts it).
-    private func join(
+    /// Records `count` as the size wanted for `kind`: the size wanted before, the local workers
+    /// registered and staying now, and whether no run is under way for the pool (the caller's
+    /// joining one makes it, and starts it).
+    private func desire(
         _ kind: String, count: Int, _ supervisor: Supervisor
-    ) -> Result<(Int, Set<String>, ScaleRun, Bool), ClusterError> {
+    ) -> Result<(Int, Set<String>, Bool), ClusterError> {
         let registered = Set(pools[kind]?.connected.filter(\.isServing).map(\.id) ?? [])
         return supervisor.assumeIsolated { supervisor in
             Result { () throws(ClusterError) in
                 let previous = try supervisor.setDesired(kind, to: count)
                 let staying = supervisor.poolState(kind)?.slots.filter { !$0.leaving }.map(\.name) ?? []
-                let existing = supervisor.run(of: kind)
-                let run = existing ?? ScaleRun(kind: kind, loop: loop)
-                if existing == nil { supervisor.setRun(run, of: kind) }
-                return (previous, Set(staying).intersection(registered), run, existing == nil)
+                return (previous, Set(staying).intersection(registered), !supervisor.hasRun(of: kind))
             }
         }
     }

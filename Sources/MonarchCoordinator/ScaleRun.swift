@@ -1,5 +1,4 @@
 import Monarch
-import MonarchLoop
 import MonarchWire
 
 /// The callers of `scale` waiting while one pool moves to the size last asked for.
@@ -8,10 +7,15 @@ import MonarchWire
 /// size wanted and joins the run; the run converges to the latest size, then answers every
 /// caller at once — each with a report of where the pool ended (``ScaleReport/superseded``
 /// when a later scale replaced what that caller asked for), or every one with the same
-/// failure. Loop thread only.
-final class ScaleRun: Sendable {
+/// failure.
+///
+/// Not `Sendable`: a run belongs to its pool in the ``Supervisor`` (`Supervisor.Pool.run`),
+/// and is reached only in the supervisor's isolation, which the compiler checks (the
+/// coordinator's loop code enters it with `assumeIsolated`, checked when it runs). Nothing
+/// but its callers' continuations, which are `Sendable`, leaves it.
+final class ScaleRun {
     /// One waiting caller.
-    struct Caller {
+    struct Caller: Sendable {
         /// The id of its `scale` message.
         var id: MessageID
         /// The number of workers it asked for.
@@ -24,19 +28,35 @@ final class ScaleRun: Sendable {
         var continuation: CheckedContinuation<WireMessage, Never>
     }
 
+    /// How a run ends, for every caller at once.
+    enum Ending: Sendable {
+        /// The pool got there: `target` workers wanted, `final` the local workers staying (all
+        /// registered), `remote` the workers that dialled in.
+        case finished(target: Int, final: [(name: String, ordinal: Int)], remote: Int)
+        /// The run gave up with the failure `code`, `message`.
+        case failed(ChainError.Code, String)
+    }
+
     /// The pool's kind.
     let kind: String
-    private let callers: LoopBound<[Caller]>
+    private var callers: [Caller] = []
 
-    /// A run for the pool of `kind`, on `loop`.
-    init(kind: String, loop: EventLoop) {
+    /// A run for the pool of `kind`.
+    init(kind: String) {
         self.kind = kind
-        self.callers = LoopBound([], loop: loop)
     }
 
     /// Adds a caller, answered when the run ends.
     func join(_ caller: Caller) {
-        callers.value.append(caller)
+        callers.append(caller)
+    }
+
+    /// Answers every caller as `ending` says (see ``finish(target:final:remote:)``, ``fail(_:_:)``).
+    func end(_ ending: Ending) {
+        switch ending {
+        case .finished(let target, let final, let remote): finish(target: target, final: final, remote: remote)
+        case .failed(let code, let message): fail(code, message)
+        }
     }
 
     /// Answers every caller with the report of where the pool ended: `target` workers wanted,
@@ -57,8 +77,8 @@ final class ScaleRun: Sendable {
     }
 
     private func takeCallers() -> [Caller] {
-        defer { callers.value.removeAll() }
-        return callers.value
+        defer { callers.removeAll() }
+        return callers
     }
 
     /// The report for a caller that asked for `requested` workers when `previous` were wanted

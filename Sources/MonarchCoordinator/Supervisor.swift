@@ -274,11 +274,28 @@ actor Supervisor {
         return previous
     }
 
-    /// The scale run under way for `kind`, if any.
-    func run(of kind: String) -> ScaleRun? { pools[kind]?.run }
+    /// Whether a scale run is under way for `kind`.
+    func hasRun(of kind: String) -> Bool { pools[kind]?.run != nil }
 
-    /// Records `run` as the one under way for `kind` (nil: none).
-    func setRun(_ run: ScaleRun?, of kind: String) { pools[kind]?.run = run }
+    /// Adds `caller` to the scale run under way for `kind`, making the run when none is: whether
+    /// it made one (the caller then starts the run's reconcile). False, and nothing done, for
+    /// a kind without a pool here.
+    func joinRun(_ caller: ScaleRun.Caller, of kind: String) -> (joined: Bool, isNew: Bool) {
+        guard let pool = pools[kind] else { return (false, false) }
+        let isNew = pool.run == nil
+        let run = pool.run ?? ScaleRun(kind: kind)
+        pool.run = run
+        run.join(caller)
+        return (true, isNew)
+    }
+
+    /// Ends the scale run under way for `kind`, if any: forgets it (a later scale starts a new
+    /// one), then answers its callers as `ending` says.
+    func endRun(of kind: String, _ ending: ScaleRun.Ending) {
+        guard let run = pools[kind]?.run else { return }
+        pools[kind]?.run = nil
+        run.end(ending)
+    }
 
     /// Starts up to `limit` workers of `kind` toward its desired size, and returns their
     /// names: first the pool's workers that are neither running nor waiting to restart (its

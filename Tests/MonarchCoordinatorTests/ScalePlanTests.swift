@@ -1,5 +1,9 @@
+import Logging
+import Monarch
 @testable import MonarchCoordinator
+import MonarchLoop
 import MonarchWire
+import Synchronization
 import Testing
 
 @Suite struct ScalePlanTests {
@@ -116,6 +120,68 @@ import Testing
             kind: "network", for: (requested: 5, previous: 1, before: ["network-1"]), target: 3, final: final, remote: 0)
         #expect(replaced.superseded == true && replaced.requested == 5 && replaced.count == 3)
         #expect(replaced.started == ["network-2", "network-3"])
+    }
+
+    @Test("A pool's scale run lives in its supervisor: callers join it, and are answered at once when it ends; the next scale makes a new one")
+    func runsLiveInTheSupervisor() async throws {
+        let loop = try EventLoop(name: "scale-runs")
+        defer { _ = loop.shutdown() }
+        let supervisor = try await loop.submit {
+            Supervisor(
+                configuration: ReloadPlanTests.running, policy: RestartPolicy(intensity: 3, window: .seconds(5)), environment: nil,
+                workerKeys: LocalWorkerKeys(), loop: loop, logger: Logger(label: "scale-runs"), clock: .system
+            ) { _, _ in fatalError("no worker starts in this test") }
+        }
+        let joins = Mutex<[(joined: Bool, isNew: Bool)]>([])
+        // Joins the run of pool `kind` as the caller of scale `id` asking for `requested`, and waits for its answer.
+        let scale: @Sendable (MessageID, Int, String) async -> WireMessage = { id, requested, kind in
+            await withCheckedContinuation { continuation in
+                loop.execute {
+                    let caller = ScaleRun.Caller(id: id, requested: requested, previous: 1, before: ["bundle-1"], continuation: continuation)
+                    let joined = supervisor.assumeIsolated { $0.joinRun(caller, of: kind) }
+                    joins.withLock { $0.append(joined) }
+                    if !joined.joined {
+                        continuation.resume(returning: .failure(FailureMessage(id: id, error: ChainError(.invalidRequest, "none").detail)))
+                    }
+                }
+            }
+        }
+        #expect(await scale(9, 1, "nonesuch").failureCode == .invalidRequest, "a kind the supervisor has no pool of has no run")
+        let first = Task { await scale(1, 3, "bundle") }
+        while joins.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        let second = Task { await scale(2, 2, "bundle") }
+        while joins.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(joins.withLock { $0.map(\.joined) } == [false, true, true])
+        #expect(joins.withLock { $0.map(\.isNew) } == [false, true, false], "the second scale joins the run the first made")
+        try await loop.submit {
+            supervisor.assumeIsolated {
+                $0.endRun(of: "bundle", .finished(target: 2, final: [("bundle-1", 1), ("bundle-2", 2)], remote: 0))
+            }
+        }
+        let answered = await second.value
+        let replaced = await first.value
+        #expect(answered.scaleReport == ScaleReport(kind: "bundle", count: 2, previous: 1, started: ["bundle-2"], stopped: [], remote: 0))
+        #expect(replaced.scaleReport?.superseded == true && replaced.scaleReport?.requested == 3)
+        #expect(try await loop.submit { supervisor.assumeIsolated { !$0.hasRun(of: "bundle") } }, "an ended run is forgotten")
+        let third = Task { await scale(3, 1, "bundle") }
+        while joins.withLock({ $0.count }) < 4 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(joins.withLock { $0.last?.isNew } == true, "the next scale makes a new run")
+        try await loop.submit { supervisor.assumeIsolated { $0.endRun(of: "bundle", .failed(.unavailable, "gave up")) } }
+        #expect(await third.value.failureCode == .unavailable)
+    }
+}
+
+extension WireMessage {
+    /// The scale report of a `result`.
+    fileprivate var scaleReport: ScaleReport? {
+        guard case .result(let result) = self else { return nil }
+        return try? result.report(as: ScaleReport.self)
+    }
+
+    /// The code of a `failure`.
+    fileprivate var failureCode: ChainError.Code? {
+        guard case .failure(let failure) = self else { return nil }
+        return failure.error.code
     }
 }
 
