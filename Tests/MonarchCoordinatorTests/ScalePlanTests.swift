@@ -148,9 +148,9 @@ import Testing
         }
         #expect(await scale(9, 1, "nonesuch").failureCode == .invalidRequest, "a kind the supervisor has no pool of has no run")
         let first = Task { await scale(1, 3, "bundle") }
-        while joins.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the first scale to join") { joins.withLock { $0.count } >= 2 }
         let second = Task { await scale(2, 2, "bundle") }
-        while joins.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the second scale to join") { joins.withLock { $0.count } >= 3 }
         #expect(joins.withLock { $0.map(\.joined) } == [false, true, true])
         #expect(joins.withLock { $0.map(\.isNew) } == [false, true, false], "the second scale joins the run the first made")
         try await loop.submit {
@@ -164,7 +164,7 @@ import Testing
         #expect(replaced.scaleReport?.superseded == true && replaced.scaleReport?.requested == 3)
         #expect(try await loop.submit { supervisor.assumeIsolated { !$0.hasRun(of: "bundle") } }, "an ended run is forgotten")
         let third = Task { await scale(3, 1, "bundle") }
-        while joins.withLock({ $0.count }) < 4 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the third scale to join") { joins.withLock { $0.count } >= 4 }
         #expect(joins.withLock { $0.last?.isNew } == true, "the next scale makes a new run")
         try await loop.submit { supervisor.assumeIsolated { $0.endRun(of: "bundle", .failed(.unavailable, "gave up")) } }
         #expect(await third.value.failureCode == .unavailable)
