@@ -40,12 +40,10 @@ extension Coordinator {
         let kind = message.kind
         let previous: Int
         let before: Set<String>
-        let isNew: Bool
         switch desire(kind, count: message.count, supervisor) {
-        case .success(let value): (previous, before, isNew) = value
+        case .success(let value): (previous, before) = value
         case .failure(let error): return failure(.invalidRequest, error.message)
         }
-        logger.info("scaling \(kind): \(previous) → \(message.count)\(isNew ? "" : " (replacing the size the run under way was going to)")")
         return await withCheckedContinuation { continuation in
             let caller = ScaleRun.Caller(
                 id: message.id, requested: message.count, previous: previous, before: before, continuation: continuation)
@@ -54,6 +52,7 @@ extension Coordinator {
                 // The supervisor had the pool a moment ago (``desire(_:count:_:)``), on this turn.
                 return continuation.resume(returning: failure(.invalidRequest, "no \(kind) pool to scale"))
             }
+            logger.info("scaling \(kind): \(previous) → \(message.count)\(startsRun ? "" : " (replacing the size the run under way was going to)")")
             guard startsRun else { return }
             // Not cancelled with the call: a scale half done (workers draining, not yet
             // stopped) is finished, and its waits are not cut short into a busy loop.
@@ -61,18 +60,17 @@ extension Coordinator {
         }
     }
 
-    /// Records `count` as the size wanted for `kind`: the size wanted before, the local workers
-    /// registered and staying now, and whether no run is under way for the pool (the caller's
-    /// joining one makes it, and starts it).
+    /// Records `count` as the size wanted for `kind`: the size wanted before, and the local
+    /// workers registered and staying now.
     private func desire(
         _ kind: String, count: Int, _ supervisor: Supervisor
-    ) -> Result<(Int, Set<String>, Bool), ClusterError> {
+    ) -> Result<(Int, Set<String>), ClusterError> {
         let registered = Set(pools[kind]?.connected.filter(\.isServing).map(\.id) ?? [])
         return supervisor.assumeIsolated { supervisor in
             Result { () throws(ClusterError) in
                 let previous = try supervisor.setDesired(kind, to: count)
                 let staying = supervisor.poolState(kind)?.slots.filter { !$0.leaving }.map(\.name) ?? []
-                return (previous, Set(staying).intersection(registered), !supervisor.hasRun(of: kind))
+                return (previous, Set(staying).intersection(registered))
             }
         }
     }
