@@ -90,8 +90,7 @@ public final class AsyncFrameStream: Sendable {
     ///
     /// - Throws: as ``send(payload:)``.
     public func send(frame: [UInt8], then tail: SharedBytes?) async throws {
-        let payloadCount = frame.count - BigEndianLength.byteCount + (tail?.count ?? 0)
-        try await send(payloadCount: payloadCount) { stream throws(FrameError) in try stream.send(frame: frame, then: tail) }
+        try await send(payloadCount: FrameStream.payloadCount(ofFrame: frame, then: tail)) { stream throws(FrameError) in try stream.send(frame: frame, then: tail) }
     }
 
     /// Sends a frame of `payloadCount` bytes by calling `write` on the loop, once the stream

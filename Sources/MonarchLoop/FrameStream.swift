@@ -105,6 +105,12 @@ public final class FrameStream: @unchecked Sendable {
         stream.write(taking: &scratch)
     }
 
+    /// The payload length of a frame made beforehand: `frame` (its length and first bytes), then
+    /// `tail` (see ``send(frame:then:)``).
+    public static func payloadCount(ofFrame frame: [UInt8], then tail: SharedBytes?) -> Int {
+        frame.count - BigEndianLength.byteCount + (tail?.count ?? 0)
+    }
+
     /// Sends a frame made beforehand: `frame` holds its length and its first bytes, `tail`
     /// (sent without a copy) the rest of its payload; nil when `frame` is the whole frame.
     /// Nothing once the stream failed. Loop thread only.
@@ -113,7 +119,7 @@ public final class FrameStream: @unchecked Sendable {
     ///   ``maxOutboundFrameBytes``; nothing is sent then.
     public func send(frame: [UInt8], then tail: SharedBytes?) throws(FrameError) {
         guard endReason == nil else { return }
-        let payloadCount = frame.count - BigEndianLength.byteCount + (tail?.count ?? 0)
+        let payloadCount = Self.payloadCount(ofFrame: frame, then: tail)
         guard payloadCount <= maxOutboundFrameBytes else {
             throw .oversized(length: UInt32(clamping: payloadCount), limit: maxOutboundFrameBytes)
         }
@@ -184,11 +190,9 @@ public final class FrameStream: @unchecked Sendable {
             let next: Taken?
             do {
                 let inPlace = onFrameInPlace
-                let blocksWanted = onReceivedFrame != nil
                 next = try decoder.nextFrame { bytes, block in
                     if let action = inPlace?(bytes) { return .action(action) }
-                    if blocksWanted, let block { return .received(.block(block)) }
-                    return .payload(Array(bytes))
+                    return .frame(block.map(ReceivedFrame.block) ?? .bytes(Array(bytes)))
                 }
             } catch {
                 endForFraming(error)
@@ -197,19 +201,16 @@ public final class FrameStream: @unchecked Sendable {
             switch next {
             case nil: return
             case .action(let action)?: action()
-            case .payload(let payload)?:
-                if let onReceivedFrame { onReceivedFrame(.bytes(payload)) } else { onFrame?(payload) }
-            case .received(let frame)?: onReceivedFrame?(frame)
+            case .frame(let frame)?:
+                if let onReceivedFrame { onReceivedFrame(frame) } else { onFrame?(frame.array) }
             }
         }
     }
 
-    /// A frame taken from the decoder: acted on where it lay, or a payload to deliver (copied,
-    /// or in its block).
+    /// A frame taken from the decoder: acted on where it lay, or one to deliver.
     private enum Taken {
         case action(() -> Void)
-        case payload([UInt8])
-        case received(ReceivedFrame)
+        case frame(ReceivedFrame)
     }
 
     /// Lets ``farewell`` speak, then ends the stream for the peer's framing defect.

@@ -75,8 +75,7 @@ public final class AsyncMessageConnection: Sendable {
             var encoded: [UInt8] = []
             let body = try framed.codec.appendFrameLeavingBody(message, to: &encoded).map(SharedBytes.holding)
             let frame = encoded
-            let payloadCount = frame.count - BigEndianLength.byteCount + (body?.count ?? 0)
-            try await gate.send(bytes: payloadCount, closed: ConnectionEnd.closed, to: framed.frames) { frames throws(FrameError) in
+            try await gate.send(bytes: FrameStream.payloadCount(ofFrame: frame, then: body), closed: ConnectionEnd.closed, to: framed.frames) { frames throws(FrameError) in
                 try frames.send(frame: frame, then: body)
             }
             return
