@@ -7,7 +7,9 @@ import MonarchWire
 
 /// One client connection of a load run, driven by callbacks on its loop's thread: it says
 /// hello, then keeps the plan's number of requests in flight, each answer sending the next.
-final class BenchConnection {
+/// `@unchecked Sendable` as its shard is: only its shard's loop thread touches it, and its
+/// loop callbacks (which must be `@Sendable`) run there.
+final class BenchConnection: @unchecked Sendable {
     private unowned let shard: LoadShard
     /// The connection's number in the run (for distinct queries).
     let number: Int

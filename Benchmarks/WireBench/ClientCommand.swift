@@ -62,23 +62,27 @@ enum LoopClient {
         return try await withCheckedThrowingContinuation { continuation in
             loop.execute {
                 let connection = FrameConnection(stream: stream)
-                var counting = false
-                var count = 0
-                var started = ContinuousClock.now
-                var finished = false
+                // The run's state, on the loop's thread (the timer's callbacks are @Sendable).
+                struct Tally {
+                    var counting = false
+                    var count = 0
+                    var started = ContinuousClock.now
+                    var finished = false
+                }
+                let tally = LoopBound(Tally(), loop: loop)
                 connection.onFrame = { reply in
                     guard reply.count == frame.count else {
-                        finished = true
+                        tally.value.finished = true
                         connection.close()
                         continuation.resume(throwing: ValidationError("reply of \(reply.count) bytes, sent \(frame.count)"))
                         return
                     }
-                    if counting { count += 1 }
+                    if tally.value.counting { tally.value.count += 1 }
                     try? connection.send(payload: frame)
                 }
                 connection.onEnd = { end in
-                    guard !finished else { return }
-                    finished = true
+                    guard !tally.value.finished else { return }
+                    tally.value.finished = true
                     continuation.resume(throwing: ValidationError("connection ended early: \(end)"))
                 }
                 let timer: LoopTimer
@@ -90,15 +94,15 @@ enum LoopClient {
                     return
                 }
                 timer.start(afterMs: UInt64(warmup * 1000)) {
-                    counting = true
-                    started = .now
+                    tally.value.counting = true
+                    tally.value.started = .now
                     timer.start(afterMs: UInt64(seconds * 1000)) {
-                        let elapsed = started.duration(to: .now)
-                        counting = false
-                        finished = true
+                        let elapsed = tally.value.started.duration(to: .now)
+                        tally.value.counting = false
+                        tally.value.finished = true
                         timer.close()
                         connection.close()
-                        continuation.resume(returning: (count, elapsed.seconds))
+                        continuation.resume(returning: (tally.value.count, elapsed.seconds))
                     }
                 }
                 connection.start()

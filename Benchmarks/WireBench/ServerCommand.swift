@@ -25,14 +25,14 @@ struct ServerCommand: AsyncParsableCommand {
                 connections.value[ObjectIdentifier(connection)] = connection
                 connection.start()
             }
-            var signals: [LoopSignal] = []
-            let stop = {
+            let signals = LoopBound([LoopSignal](), loop: loop)
+            let stop: @Sendable () -> Void = {
                 listener.close()
                 for connection in connections.value.values { connection.close() }
-                for signal in signals { signal.close() }
+                for signal in signals.value { signal.close() }
                 stopped.continuation.finish()
             }
-            signals = [try LoopSignal(SIGINT, on: loop, action: stop), try LoopSignal(SIGTERM, on: loop, action: stop)]
+            signals.value = [try LoopSignal(SIGINT, on: loop, action: stop), try LoopSignal(SIGTERM, on: loop, action: stop)]
         }
         FileHandle.standardOutput.write(Data("listening\n".utf8))
         for await _ in stopped.stream {}

@@ -31,9 +31,9 @@ import MonarchWire
 /// (``Coordinator/attachInMemoryClient(token:)``); the rules above hold on both.
 ///
 /// An actor isolated to its connection's loop: its state is touched only on the loop's
-/// thread. The compiler checks the code inside the actor; the connection's callbacks and the
-/// coordinator's loop code enter through `assumeIsolated`, which is checked when it runs (a
-/// call off the loop stops the process).
+/// thread. The compiler checks the code inside the actor, and that the connection's callbacks
+/// (`@Sendable`) enter it only through `assumeIsolated`; that entry, and the coordinator's
+/// loop code's, is checked when it runs (a call off the loop stops the process).
 actor ClientSession {
     /// The coordinator's serial number for this client (its turn in the queues).
     nonisolated let id: Int

@@ -75,14 +75,13 @@ extension Coordinator {
         awaitingHello[ticket] = connection
         let deadline = try? LoopTimer(on: loop)
         let helloTimeoutMs = limits.helloTimeout.wholeMilliseconds
-        var handshaking = true
-        func handshakeOver() {
-            guard handshaking else { return }
-            handshaking = false
+        // Over once: the connection waits for its hello under its ticket until then.
+        @Sendable func handshakeOver() {
+            guard awaitingHello[ticket] === connection else { return }
+            awaitingHello[ticket] = nil
             deadline?.close()
             handshakes[role, default: 0] -= 1
             handshakeSlots.release(ticket)
-            awaitingHello[ticket] = nil
         }
         deadline?.start(afterMs: helloTimeoutMs) {
             // The slot is free from now, not from when the error has been written.

@@ -34,7 +34,7 @@ extension Coordinator {
         // first, and any of them clears its worker.
         let confirmation = try? LoopTimer(on: loop)
         guard let confirmation else { return judge(suspects, now: now) }
-        confirmation.start(afterMs: 1) { [unowned self] in
+        confirmation.start(afterMs: 1) { [unowned self, suspects] in
             confirmation.close()
             judge(suspects, now: clock.now)
         }

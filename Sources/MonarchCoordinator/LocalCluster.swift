@@ -19,8 +19,8 @@ import Synchronization
 /// SIGKILL leaves no worker behind.
 public final class LocalCluster: Sendable {
     private enum Stop: Sendable {
-        case drain
-        case now
+        /// SIGINT or SIGTERM: the first drains, a second stops at once.
+        case signal
         case failed(ClusterError)
     }
 
@@ -77,14 +77,14 @@ public final class LocalCluster: Sendable {
         }
         let (coordinator, supervisor, signals) = try started.get()
 
-        var reason: Stop = .drain
+        var reason: Stop = .signal
         var impatient = false
         for await next in stops {
             reason = next
             break
         }
         switch reason {
-        case .drain:
+        case .signal:
             notifier.stopping()
             logger.info("stopping: answering the requests in flight (second signal stops at once)")
             // No new HTTP connections while draining (those open are answered 503 and closed).
@@ -93,7 +93,7 @@ public final class LocalCluster: Sendable {
             // A second signal ends the wait for the drain, and the workers' grace.
             let impatience = Task { () -> Bool in
                 for await next in stops {
-                    if case .now = next {
+                    if case .signal = next {
                         loop.execute { coordinator.stopWaitingForDrain() }
                         return true
                     }
@@ -105,7 +105,7 @@ public final class LocalCluster: Sendable {
             await coordinator.drain(timeout: timeout)
             impatience.cancel()
             impatient = await impatience.value
-        case .now, .failed:
+        case .failed:
             impatient = true
         }
         // Workers exit once their connections close: tell the supervisor first, so it does not
@@ -248,12 +248,8 @@ public final class LocalCluster: Sendable {
         }
         var signals: [LoopSignal] = []
         do {
-            var received = 0
             for number in [SIGINT, SIGTERM] {
-                signals.append(try LoopSignal(number, on: loop) {
-                    received += 1
-                    stop.yield(received == 1 ? .drain : .now)
-                })
+                signals.append(try LoopSignal(number, on: loop) { stop.yield(.signal) })
             }
             if let reread {
                 signals.append(try LoopSignal(SIGHUP, on: loop) { [self] in

@@ -28,8 +28,9 @@ actor MetricsEndpoint {
     private let pages: AdminPages
     private var listener: Listener?
     private var open = 0
-    /// The connections still reading their request, oldest first, by serial number.
-    private var reading: [(serial: Int, stream: StreamConnection)] = []
+    /// The connections still reading their request, oldest first, by serial number, with the
+    /// bytes of the request read so far.
+    private var reading: [(serial: Int, stream: StreamConnection, head: [UInt8])] = []
     private var nextSerial = 0
 
     /// The largest request head read.
@@ -76,9 +77,7 @@ actor MetricsEndpoint {
         open += 1
         let serial = nextSerial
         nextSerial += 1
-        reading.append((serial, stream))
-        var head: [UInt8] = []
-        var answered = false
+        reading.append((serial, stream, []))
         let timer = try? LoopTimer(on: loop)
         timer?.start(afterMs: 5000) { stream.close() }
         stream.onEnd = { [unowned self] _ in
@@ -89,19 +88,26 @@ actor MetricsEndpoint {
             }
         }
         stream.onRead = { [unowned self] bytes in
-            guard !answered else { return }
-            head.append(contentsOf: bytes)
-            if let end = Self.endOfHead(head) {
-                answered = true
-                assumeIsolated { endpoint in endpoint.reading.removeAll { $0.serial == serial } }
-                stream.stopReading()
-                respond(to: Array(head[..<end]), on: stream)
-            } else if head.count > Self.maxHeadBytes {
-                answered = true
-                Self.write(status: "431 Request Header Fields Too Large", body: Array("request head too large\n".utf8), to: stream)
-            }
+            let chunk = Array(bytes)
+            assumeIsolated { $0.read(chunk, serial: serial) }
         }
         stream.startReading()
+    }
+
+    /// Adds `bytes` to the request head of connection `serial`, and answers once the head is
+    /// whole (or too large). A connection answered already reads nothing more.
+    private func read(_ bytes: [UInt8], serial: Int) {
+        guard let index = reading.firstIndex(where: { $0.serial == serial }) else { return }
+        reading[index].head.append(contentsOf: bytes)
+        let (_, stream, head) = reading[index]
+        if let end = Self.endOfHead(head) {
+            reading.remove(at: index)
+            stream.stopReading()
+            respond(to: Array(head[..<end]), on: stream)
+        } else if head.count > Self.maxHeadBytes {
+            reading.remove(at: index)
+            Self.write(status: "431 Request Header Fields Too Large", body: Array("request head too large\n".utf8), to: stream)
+        }
     }
 
     private func respond(to head: [UInt8], on stream: StreamConnection) {

@@ -37,7 +37,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public private(set) var exit: Exit?
     /// ``exit`` for callers off the loop once the loop no longer takes work.
     private let finalExit = Mutex<Exit?>(nil)
-    private var onExit: ((Exit) -> Void)?
+    private var onExit: (@Sendable (Exit) -> Void)?
     private var exitWaiters: [CheckedContinuation<Exit, Never>] = []
 
     /// Starts `executable` (a path, or a name looked up in `PATH`) with `arguments` after argv[0].
@@ -53,7 +53,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public init(
         executable: String, arguments: [String], environment: [String: String]? = nil,
         workingDirectory: String? = nil, newSession: Bool = false, on loop: EventLoop,
-        onExit: @escaping (Exit) -> Void
+        onExit: @escaping @Sendable (Exit) -> Void
     ) throws(UVError) {
         self.onExit = onExit
         var spawned: Int32 = 0

@@ -36,24 +36,24 @@ public final class FrameStream: @unchecked Sendable {
     public var loop: EventLoop { stream.loop }
 
     /// Each complete frame payload, in order, unless ``onReadable`` is set. Loop thread.
-    public var onFrame: (([UInt8]) -> Void)?
+    public var onFrame: (@Sendable ([UInt8]) -> Void)?
     /// When set, takes the place of ``onFrame`` for every frame: a large one comes in the block
     /// it was gathered in, with no copy (``ReceivedFrame/block(_:)``). Loop thread.
-    public var onReceivedFrame: ((ReceivedFrame) -> Void)?
+    public var onReceivedFrame: (@Sendable (ReceivedFrame) -> Void)?
     /// Told that bytes arrived, when set (it takes precedence over ``onFrame``): the layer above
     /// then takes the complete frames itself with ``nextFrame(_:)``, reading each payload where
     /// it lies. Loop thread.
-    public var onReadable: (() -> Void)?
+    public var onReadable: (@Sendable () -> Void)?
     /// Offered each complete frame's payload where it lies, before ``onFrame``, when set: an
     /// action it returns runs once the frame is taken (in order with the other frames taken
     /// so), and the frame goes no further; for nil the frame goes on to ``onFrame`` as usual.
     /// It must not touch the stream (its action may). Loop thread.
-    public var onFrameInPlace: ((UnsafeRawBufferPointer) -> (() -> Void)?)?
+    public var onFrameInPlace: (@Sendable (UnsafeRawBufferPointer) -> (() -> Void)?)?
     /// Called once when the stream has ended, with how. Loop thread.
-    public var onEnd: ((End) -> Void)?
+    public var onEnd: (@Sendable (End) -> Void)?
     /// Called when the peer's bytes broke the framing, before the stream ends: it may still send
     /// (the wire protocol's `error` message). Loop thread.
-    public var farewell: ((FrameError) -> Void)?
+    public var farewell: (@Sendable (FrameError) -> Void)?
 
     /// The largest payload ``send(payload:)`` writes (the peer's announced maximum, where it
     /// announced one). Loop thread only.

@@ -18,7 +18,7 @@ public final class Listener: LoopHandle, @unchecked Sendable {
     public let address: SocketAddress
     /// The address actually bound (for `tcp:…:0`, the port the kernel chose).
     public private(set) var boundAddress: SocketAddress
-    private let onConnection: (StreamConnection) -> Void
+    private let onConnection: @Sendable (StreamConnection) -> Void
     private let transport: StreamConnection.Transport
     /// Whether this listener created the Unix socket file (and so removes it on close).
     private var ownsSocketFile = false
@@ -35,7 +35,7 @@ public final class Listener: LoopHandle, @unchecked Sendable {
     ///   file cannot be given to `socketGroup`.
     public init(
         address: SocketAddress, on loop: EventLoop, backlog: Int32 = 511, socketGroup: gid_t? = nil,
-        onConnection: @escaping (StreamConnection) -> Void
+        onConnection: @escaping @Sendable (StreamConnection) -> Void
     ) throws(UVError) {
         self.address = address
         self.boundAddress = address

@@ -16,7 +16,7 @@ public class LoopHandle: @unchecked Sendable {
     /// Whether libuv has finished closing the handle (its memory is then gone).
     public private(set) var isClosed = false
     /// Run on the loop thread once the handle is closed and its callbacks are done.
-    private var closeWaiters: [() -> Void] = []
+    private var closeWaiters: [@Sendable () -> Void] = []
 
     /// Allocates `size` bytes for a handle of some libuv type; `initialize` runs its `uv_*_init`
     /// on the loop thread.
@@ -69,7 +69,7 @@ public class LoopHandle: @unchecked Sendable {
 
     /// Runs `body` on the loop thread once the handle has closed (at once if it already has).
     /// Loop thread only.
-    public func whenClosed(_ body: @escaping () -> Void) {
+    public func whenClosed(_ body: @escaping @Sendable () -> Void) {
         loop.preconditionInEventLoop()
         if isClosed { body() } else { closeWaiters.append(body) }
     }

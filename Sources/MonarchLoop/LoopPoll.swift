@@ -24,7 +24,7 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
 
     /// The socket watched.
     public let socket: Int32
-    private var action: ((Result<Events, UVError>) -> Void)?
+    private var action: (@Sendable (Result<Events, UVError>) -> Void)?
 
     /// Whether the poll is started: watching for some events. Loop thread only.
     public var isWatching: Bool { action != nil }
@@ -49,7 +49,7 @@ public final class LoopPoll: LoopHandle, @unchecked Sendable {
     /// costs no system call. Starting with no events is ``stop()``.
     ///
     /// - Throws: ``UVError`` when libuv cannot start watching.
-    public func start(events: Events, _ callback: @escaping (Result<Events, UVError>) -> Void) throws(UVError) {
+    public func start(events: Events, _ callback: @escaping @Sendable (Result<Events, UVError>) -> Void) throws(UVError) {
         loop.preconditionInEventLoop()
         guard !isClosing else { return }
         guard !events.isEmpty else {

@@ -11,12 +11,12 @@ import Glibc
 public final class LoopSignal: LoopHandle, @unchecked Sendable {
     /// The signal watched.
     public let signal: Int32
-    private var action: (() -> Void)?
+    private var action: (@Sendable () -> Void)?
 
     /// Starts watching `signal`. Loop thread only.
     ///
     /// - Throws: ``UVError`` when the signal cannot be watched.
-    public init(_ signal: Int32, on loop: EventLoop, action: @escaping () -> Void) throws(UVError) {
+    public init(_ signal: Int32, on loop: EventLoop, action: @escaping @Sendable () -> Void) throws(UVError) {
         self.signal = signal
         self.action = action
         try super.init(loop: loop, size: MemoryLayout<uv_signal_t>.size) {

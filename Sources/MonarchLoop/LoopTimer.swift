@@ -3,7 +3,7 @@ import CLibUV
 /// A timer on an event loop: fires once after a delay, or repeatedly.
 /// Loop thread only, except ``close()``.
 public final class LoopTimer: LoopHandle, @unchecked Sendable {
-    private var action: (() -> Void)?
+    private var action: (@Sendable () -> Void)?
 
     /// Creates a stopped timer. Loop thread only.
     public init(on loop: EventLoop) throws(UVError) {
@@ -14,7 +14,7 @@ public final class LoopTimer: LoopHandle, @unchecked Sendable {
 
     /// Fires `action` after `delayMs` milliseconds, then every `repeatMs` if that is not zero.
     /// Replaces any schedule set before.
-    public func start(afterMs delayMs: UInt64, repeatMs: UInt64 = 0, _ action: @escaping () -> Void) {
+    public func start(afterMs delayMs: UInt64, repeatMs: UInt64 = 0, _ action: @escaping @Sendable () -> Void) {
         loop.preconditionInEventLoop()
         guard !isClosing else { return }
         self.action = action

@@ -6,7 +6,7 @@ extension StreamConnection {
     /// stream (not yet reading) or the error. Loop thread only.
     public static func connect(
         to address: SocketAddress, on loop: EventLoop,
-        completion: @escaping (Result<StreamConnection, UVError>) -> Void
+        completion: @escaping @Sendable (Result<StreamConnection, UVError>) -> Void
     ) {
         loop.preconditionInEventLoop()
         let connection: StreamConnection
@@ -86,11 +86,11 @@ extension SocketAddress {
 private final class PendingConnect {
     let connection: StreamConnection
     let address: SocketAddress
-    let completion: (Result<StreamConnection, UVError>) -> Void
+    let completion: @Sendable (Result<StreamConnection, UVError>) -> Void
 
     init(
         connection: StreamConnection, address: SocketAddress,
-        completion: @escaping (Result<StreamConnection, UVError>) -> Void
+        completion: @escaping @Sendable (Result<StreamConnection, UVError>) -> Void
     ) {
         self.connection = connection
         self.address = address

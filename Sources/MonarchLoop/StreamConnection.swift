@@ -23,15 +23,15 @@ public enum StreamEnd: Sendable, Equatable {
 /// Loop thread only, except ``close()``.
 public final class StreamConnection: LoopHandle, @unchecked Sendable {
     /// Bytes that arrived; valid only during the call. Loop thread.
-    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    public var onRead: (@Sendable (UnsafeRawBufferPointer) -> Void)?
     /// Where the next read may land instead of the loop's shared read buffer (the rest of a
     /// large frame under way, say): asked before each read; room it gives receives the bytes,
     /// which then reach ``onRead`` where they lie in it. Nil, or no room: the shared buffer.
-    public var readRoom: (() -> UnsafeMutableRawBufferPointer?)?
+    public var readRoom: (@Sendable () -> UnsafeMutableRawBufferPointer?)?
     /// The stream ended, and how. Called once. Loop thread.
-    public var onEnd: ((StreamEnd) -> Void)?
+    public var onEnd: (@Sendable (StreamEnd) -> Void)?
     /// Writability changed (see ``isWritable``). Loop thread.
-    public var onWritabilityChanged: ((Bool) -> Void)?
+    public var onWritabilityChanged: (@Sendable (Bool) -> Void)?
 
     /// Queued bytes above which ``isWritable`` turns false.
     public var writeHighWatermark = 1 << 20

@@ -88,7 +88,7 @@ public final class AsyncFrameConnection: Sendable {
     /// other message, and any frame that does not decode, reaches ``nextMessage()`` as before.
     /// The reader may so see a message after consumed ones that came later: take only
     /// messages whose order against the others does not matter. Loop thread only.
-    public func takeMessagesOnLoop(_ take: @escaping (WireMessage) -> (() -> Void)?) {
+    public func takeMessagesOnLoop(_ take: @escaping @Sendable (WireMessage) -> (() -> Void)?) {
         loop.preconditionInEventLoop()
         frames.connection.onFrameInPlace = { [connection] bytes in
             // A frame that does not decode is left to the reader, which fails the connection

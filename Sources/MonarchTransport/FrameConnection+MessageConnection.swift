@@ -4,18 +4,13 @@ import MonarchWire
 /// The framed libuv connection as a ``MessageConnection``: each member hands on to the
 /// connection or its stream, unchanged.
 extension FrameConnection: MessageConnection {
-    public func whenEnded(_ body: @escaping (ConnectionEnd) -> Void) {
+    public func whenEnded(_ body: @escaping @Sendable (ConnectionEnd) -> Void) {
         onEnd = { end in body(ConnectionEnd(end)) }
     }
 
     public var queuedWriteBytes: Int { stream.queuedWriteBytes }
 
     public var isWritable: Bool { stream.isWritable }
-
-    public var onWritabilityChanged: ((Bool) -> Void)? {
-        get { stream.onWritabilityChanged }
-        set { stream.onWritabilityChanged = newValue }
-    }
 
     public func closeAfterWrites() { stream.closeAfterWrites() }
 

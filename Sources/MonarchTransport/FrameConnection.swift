@@ -49,16 +49,23 @@ public final class FrameConnection: @unchecked Sendable {
     public private(set) var codec: MessageCodec
 
     /// Each complete frame payload, in order, unless ``onMessage`` is set. Loop thread.
-    public var onFrame: (([UInt8]) -> Void)? {
+    public var onFrame: (@Sendable ([UInt8]) -> Void)? {
         get { frames.onFrame }
         set { frames.onFrame = newValue }
     }
     /// Each decoded message, in order, when set (takes precedence over ``onFrame``). Loop thread.
-    public var onMessage: ((WireMessage) -> Void)? {
-        didSet { frames.onReadable = onMessage == nil ? nil : { self.readMessages() } }
+    public var onMessage: (@Sendable (WireMessage) -> Void)? {
+        didSet {
+            if onMessage == nil { frames.onReadable = nil } else { frames.onReadable = { self.readMessages() } }
+        }
     }
     /// Called once when the connection has ended, with how. Loop thread.
-    public var onEnd: ((End) -> Void)?
+    public var onEnd: (@Sendable (End) -> Void)?
+    /// Told when the stream turns unwritable or writable again (``StreamConnection/isWritable``).
+    /// Loop thread.
+    public var onWritabilityChanged: (@Sendable (Bool) -> Void)? {
+        didSet { stream.onWritabilityChanged = onWritabilityChanged }
+    }
 
     /// What this side failed the connection for, once it did.
     private var violation: ProtocolError?

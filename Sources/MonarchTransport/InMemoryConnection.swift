@@ -47,10 +47,10 @@ public final class InMemoryConnection: MessageConnection, @unchecked Sendable {
     private var ended = false
     /// What this end failed the connection for, once it did.
     private var violation: ProtocolError?
-    private var endBody: ((End) -> Void)?
+    private var endBody: (@Sendable (End) -> Void)?
 
-    public var onMessage: ((WireMessage) -> Void)?
-    public var onWritabilityChanged: ((Bool) -> Void)?
+    public var onMessage: (@Sendable (WireMessage) -> Void)?
+    public var onWritabilityChanged: (@Sendable (Bool) -> Void)?
     public private(set) var isWritable = true
     /// Queued bytes above which ``isWritable`` turns false (as a stream's default: 1 MiB).
     public var writeHighWatermark = 1 << 20
@@ -76,12 +76,12 @@ public final class InMemoryConnection: MessageConnection, @unchecked Sendable {
     public var peerHost: String? { nil }
 
     /// Called once, on the loop, when this end has ended, with how. Loop thread.
-    public var onEnd: ((End) -> Void)? {
+    public var onEnd: (@Sendable (End) -> Void)? {
         get { endBody }
         set { endBody = newValue }
     }
 
-    public func whenEnded(_ body: @escaping (ConnectionEnd) -> Void) {
+    public func whenEnded(_ body: @escaping @Sendable (ConnectionEnd) -> Void) {
         endBody = body
     }
 

@@ -16,12 +16,12 @@ public protocol MessageConnection: AnyObject, Sendable {
 
     /// Each message received, in the order the peer sent it, while the connection reads (after
     /// ``start()``, and not ``pause()``d). Setting it to nil stops deliveries. Loop thread.
-    var onMessage: ((WireMessage) -> Void)? { get set }
+    var onMessage: (@Sendable (WireMessage) -> Void)? { get set }
 
     /// Calls `body` once, on the loop, when the connection has ended (closed by either end, or
     /// failed), with how it ended; it replaces a body given before. No message is delivered
     /// after it. Loop thread.
-    func whenEnded(_ body: @escaping (ConnectionEnd) -> Void)
+    func whenEnded(_ body: @escaping @Sendable (ConnectionEnd) -> Void)
 
     /// Starts delivering received messages to ``onMessage``. Loop thread.
     func start()
@@ -52,7 +52,7 @@ public protocol MessageConnection: AnyObject, Sendable {
     /// connection's high watermark, true again once it fell to its low watermark. Loop thread.
     var isWritable: Bool { get }
     /// Called on the loop each time ``isWritable`` changes, with its new value. Loop thread.
-    var onWritabilityChanged: ((Bool) -> Void)? { get set }
+    var onWritabilityChanged: (@Sendable (Bool) -> Void)? { get set }
 
     /// Reports `error` to the peer in an `error` message and closes once it is sent; no message
     /// received after the one at fault is delivered. Loop thread.

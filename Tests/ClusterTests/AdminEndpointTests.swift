@@ -69,6 +69,11 @@ struct AdminEndpointTests {
             #expect(posted.status == 405 && posted.header("Allow") == "GET, HEAD", "\(posted)")
             let withQuery = try await cluster.admin("/livez?verbose")
             #expect(withQuery.status == 200, "\(withQuery)")
+            // A head past 8 KiB that has not ended.
+            let tooLarge = try await HTTPProbe.exchange(
+                "GET /livez HTTP/1.1\r\nX-Filler: " + String(repeating: "a", count: 9000),
+                port: HTTPProbe.port(of: try await cluster.metricsURL()))
+            #expect(tooLarge.status == 431, "\(tooLarge)")
         }
     }
 

@@ -113,10 +113,10 @@ import Testing
             let (report, watching) = try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<(Result<LoopPoll.Events, UVError>?, Bool), any Error>) in
                 loop.execute {
-                    var resumed = false
-                    func finish(_ report: Result<LoopPoll.Events, UVError>?) {
-                        guard !resumed else { return }
-                        resumed = true
+                    let resumed = LoopBound(false, loop: loop)
+                    @Sendable func finish(_ report: Result<LoopPoll.Events, UVError>?) {
+                        guard !resumed.value else { return }
+                        resumed.value = true
                         giveUp.stop()
                         continuation.resume(returning: (report, poll.isWatching))
                     }

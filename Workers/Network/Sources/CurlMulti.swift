@@ -45,7 +45,7 @@ public final class CurlMulti: @unchecked Sendable {
     private var multi: UnsafeMutableRawPointer?
     private let timer: LoopTimer
     /// What the timer runs, made once.
-    private var timerAction: (() -> Void)?
+    private var timerAction: (@Sendable () -> Void)?
     /// A poll per socket libcurl asked to watch, with its reports, started while it wants
     /// events, parked or stopped and kept (for the next socket with that number) after it no
     /// longer does.
@@ -358,8 +358,8 @@ public final class CurlMulti: @unchecked Sendable {
     /// wait. The reports are made once for the life of the poll rather than at each start.
     private struct SocketWatch {
         let poll: LoopPoll
-        let toLibcurl: (Result<LoopPoll.Events, UVError>) -> Void
-        let endParking: (Result<LoopPoll.Events, UVError>) -> Void
+        let toLibcurl: @Sendable (Result<LoopPoll.Events, UVError>) -> Void
+        let endParking: @Sendable (Result<LoopPoll.Events, UVError>) -> Void
     }
 
     /// The watch of a new poll.
