@@ -11,7 +11,7 @@ extension Coordinator {
     /// Makes `message.count` local workers of `message.kind` run.
     ///
     /// The count replaces whatever an earlier scale of the pool asked for; one run per pool
-    /// (``reconcile(_:supervisor:)``) brings the pool to the latest count, starting workers
+    /// (``Supervisor/reconcile(_:for:)``) brings the pool to the latest count, starting workers
     /// a few at a time (``ScalePlan/startBound(workerStarts:handshakes:)``) and stopping
     /// leaving ones only once they have drained and the staying ones are registered. Answers,
     /// once the pool has got there, a `result` (``ScaleReport``; `superseded` with the
@@ -56,7 +56,7 @@ extension Coordinator {
             guard startsRun else { return }
             // Not cancelled with the call: a scale half done (workers draining, not yet
             // stopped) is finished, and its waits are not cut short into a busy loop.
-            Task(executorPreference: loop) { [self] in await reconcile(kind, supervisor: supervisor) }
+            Task(executorPreference: loop) { [self] in await supervisor.reconcile(kind, for: self) }
         }
     }
 

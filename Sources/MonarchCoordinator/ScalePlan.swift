@@ -1,5 +1,5 @@
 /// The next step of a pool toward the number of workers wanted, worked out from how its local
-/// workers are now. Pure values: the scale run (``Coordinator/reconcile(_:supervisor:)``)
+/// workers are now. Pure values: the scale run (``Supervisor/reconcile(_:for:)``)
 /// looks, plans, applies, and looks again.
 ///
 /// It promises: the workers registered and staying never drop below the number wanted nor

@@ -69,7 +69,7 @@ final class WorkerPool: RequestProvider, Sendable {
         var queued = 0
         var knownShards: Set<String> = []
         /// Says whether a worker, by id, was chosen to go before it registered.
-        var drainsOnArrival: ((String) -> Bool)?
+        var drainsOnArrival: (@Sendable (String) -> Bool)?
     }
 
     /// The workers' kind, which is also the provider's name.
@@ -132,7 +132,7 @@ final class WorkerPool: RequestProvider, Sendable {
 
     /// Has ``add(_:)`` ask `test`, by id, whether a registering worker was chosen to go (a
     /// scale chose it while it was starting): such a worker arrives draining. Loop thread only.
-    func setDrainsOnArrival(_ test: @escaping (String) -> Bool) {
+    func setDrainsOnArrival(_ test: @escaping @Sendable (String) -> Bool) {
         state.value.drainsOnArrival = test
     }
 
