@@ -37,41 +37,6 @@ extension Coordinator {
                 .invalidRequest,
                 "this coordinator starts no workers (it runs outside `monarch up`); start or stop \(message.kind) workers where they run")
         }
-        let kind = message.kind
-        let previous: Int
-        let before: Set<String>
-        switch desire(kind, count: message.count, supervisor) {
-        case .success(let value): (previous, before) = value
-        case .failure(let error): return failure(.invalidRequest, error.message)
-        }
-        return await withCheckedContinuation { continuation in
-            let caller = ScaleRun.Caller(
-                id: message.id, requested: message.count, previous: previous, before: before, continuation: continuation)
-            let (joined, startsRun) = supervisor.assumeIsolated { $0.joinRun(caller, of: kind) }
-            guard joined else {
-                // The supervisor had the pool a moment ago (``desire(_:count:_:)``), on this turn.
-                return continuation.resume(returning: failure(.invalidRequest, "no \(kind) pool to scale"))
-            }
-            logger.info("scaling \(kind): \(previous) → \(message.count)\(startsRun ? "" : " (replacing the size the run under way was going to)")")
-            guard startsRun else { return }
-            // Not cancelled with the call: a scale half done (workers draining, not yet
-            // stopped) is finished, and its waits are not cut short into a busy loop.
-            Task(executorPreference: loop) { [self] in await supervisor.reconcile(kind, for: self) }
-        }
-    }
-
-    /// Records `count` as the size wanted for `kind`: the size wanted before, and the local
-    /// workers registered and staying now.
-    private func desire(
-        _ kind: String, count: Int, _ supervisor: Supervisor
-    ) -> Result<(Int, Set<String>), ClusterError> {
-        let registered = Set(pools[kind]?.connected.filter(\.isServing).map(\.id) ?? [])
-        return supervisor.assumeIsolated { supervisor in
-            Result { () throws(ClusterError) in
-                let previous = try supervisor.setDesired(kind, to: count)
-                let staying = supervisor.poolState(kind)?.slots.filter { !$0.leaving }.map(\.name) ?? []
-                return (previous, Set(staying).intersection(registered))
-            }
-        }
+        return await supervisor.scale(message, for: self)
     }
 }

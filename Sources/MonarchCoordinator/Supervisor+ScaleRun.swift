@@ -6,6 +6,42 @@ import MonarchWire
 // checked by the compiler; what it reads and changes of the coordinator (its pools, its
 // counts) is the coordinator's loop-thread state, checked when it runs.
 extension Supervisor {
+    /// Makes `message.count` local workers of `message.kind` wanted, and joins the pool's scale
+    /// run (starting it when there is none) until it answers: ``Coordinator/scale(_:)`` says
+    /// what. `invalidRequest` when the pool is not one of this supervisor's or the count is
+    /// above what its configuration allows.
+    func scale(_ message: ScaleMessage, for coordinator: Coordinator) async -> WireMessage {
+        func failure(_ code: ChainError.Code, _ text: String) -> WireMessage {
+            .failure(FailureMessage(id: message.id, error: ChainError(code, text).detail))
+        }
+        let kind = message.kind
+        // The size wanted before, and the local workers registered and staying now.
+        let registered = Set(coordinator.pools[kind]?.connected.filter(\.isServing).map(\.id) ?? [])
+        let previous: Int
+        do {
+            previous = try setDesired(kind, to: message.count)
+        } catch {
+            return failure(.invalidRequest, error.message)
+        }
+        let staying = poolState(kind)?.slots.filter { !$0.leaving }.map(\.name) ?? []
+        let before = Set(staying).intersection(registered)
+        return await withCheckedContinuation { continuation in
+            let caller = ScaleRun.Caller(
+                id: message.id, requested: message.count, previous: previous, before: before, continuation: continuation)
+            let (joined, startsRun) = joinRun(caller, of: kind)
+            guard joined else {
+                // The pool was here a moment ago (``setDesired(_:to:)``), in this same job.
+                return continuation.resume(returning: failure(.invalidRequest, "no \(kind) pool to scale"))
+            }
+            coordinator.logger.info(
+                "scaling \(kind): \(previous) → \(message.count)\(startsRun ? "" : " (replacing the size the run under way was going to)")")
+            guard startsRun else { return }
+            // Not cancelled with the call: a scale half done (workers draining, not yet
+            // stopped) is finished, and its waits are not cut short into a busy loop.
+            Task { await reconcile(kind, for: coordinator) }
+        }
+    }
+
     /// Brings the local pool of `kind` to the size wanted now, however often that changes
     /// meanwhile, then answers the callers of its run (see ``Coordinator/scale(_:)``).
     ///
