@@ -50,7 +50,7 @@ extension Coordinator {
         var watchFanout = WatchFanout()
         var recentSharedChanges: RecentChanges
         var sharedChangesHeard: Int = 0
-        var onWorkerRegistered: ((WorkerInfo) -> Void)?
+        var onWorkerRegistered: (@Sendable (WorkerInfo) -> Void)?
         var onWorkerLost: ((WorkerInfo) -> Void)?
         var clientAddresses: [SocketAddress] = []
         var workerAddress: SocketAddress?
@@ -259,7 +259,7 @@ extension Coordinator {
     }
 
     /// Told about each worker that registers. Loop thread.
-    public var onWorkerRegistered: ((WorkerInfo) -> Void)? {
+    public var onWorkerRegistered: (@Sendable (WorkerInfo) -> Void)? {
         get { state.value.onWorkerRegistered }
         set { state.value.onWorkerRegistered = newValue }
     }

@@ -216,35 +216,11 @@ public final class LocalCluster: Sendable {
                 logLevel: logLevel)
         }
         coordinator.supervisor = supervisor
-        let launches = supervisor.assumeIsolated { supervisor in
-            supervisor.onStartupExit = { launch, exit in
-                stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
-            }
-            return supervisor.initialLaunches
-        }
-        let expected = Set(launches.map(\.name))
-        var registered: Set<String> = []
         let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
             + (httpAddresses.isEmpty ? "" : "; http on " + httpAddresses.map(\.description).joined(separator: ", "))
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
-        // At most this many local workers start at once, not yet registered (as a scale's do):
-        // more would overflow the handshake slots and be turned away.
-        let startsAtOnce = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
-        coordinator.onWorkerRegistered = { [self] info in
-            // Each of ours that registers makes room for the next one waiting to start.
-            if expected.contains(info.id) && !registered.contains(info.id) {
-                let next = supervisor.assumeIsolated { supervisor in
-                    Result { () throws(ClusterError) in try supervisor.launchWaiting(upTo: 1) }
-                }
-                if case .failure(let error) = next { stop.yield(.failed(error)) }
-            }
-            registered.insert(info.id)
-            let nowStarted = expected.isSubset(of: registered) && supervisor.assumeIsolated { supervisor in
-                guard !supervisor.started else { return false }
-                supervisor.started = true
-                return true
-            }
-            if nowStarted { ready(readyLine) }
+        coordinator.onWorkerRegistered = { info in
+            supervisor.assumeIsolated { $0.startupWorkerRegistered(info.id) }
         }
         var signals: [LoopSignal] = []
         do {
@@ -264,19 +240,24 @@ public final class LocalCluster: Sendable {
             coordinator.close()
             throw ClusterError("cannot watch signals: \(error)")
         }
+        // At most this many local workers start at once, not yet registered (as a scale's do):
+        // more would overflow the handshake slots and be turned away.
+        let startsAtOnce = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
         do {
             try supervisor.assumeIsolated { supervisor in
-                Result { () throws(ClusterError) in try supervisor.launchAll(atOnce: startsAtOnce) }
+                supervisor.onStartupExit = { launch, exit in
+                    stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
+                }
+                return Result { () throws(ClusterError) in
+                    try supervisor.startUp(
+                        atOnce: startsAtOnce, ready: { [self] in ready(readyLine) }, failed: { stop.yield(.failed($0)) })
+                }
             }.get()
         } catch {
             // Some workers may have started: `run` stops them, closes the signals and the
             // coordinator as at any stop, then throws this, so no process or handle is left.
             stop.yield(.failed(error))
             return (coordinator, supervisor, signals)
-        }
-        if launches.isEmpty {
-            supervisor.assumeIsolated { $0.started = true }
-            ready(readyLine)
         }
         return (coordinator, supervisor, signals)
     }
