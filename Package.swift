@@ -228,9 +228,9 @@ let package = Package(
 
         .testTarget(name: "MonarchWireTests", dependencies: ["MonarchWire"]),
         .testTarget(name: "MonarchHTTPTests", dependencies: ["MonarchHTTP"]),
-        .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire"]),
-        .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire"]),
-        .testTarget(name: "MonarchQueryTests", dependencies: ["Monarch", "MonarchQuery", "MonarchWire"]),
+        .testTarget(name: "MonarchLoopTests", dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire", "TestWaiting"]),
+        .testTarget(name: "MonarchTests", dependencies: ["Monarch", "MonarchWire", "TestWaiting"]),
+        .testTarget(name: "MonarchQueryTests", dependencies: ["Monarch", "MonarchQuery", "MonarchWire", "TestWaiting"]),
         .testTarget(name: "MonarchBenchTests", dependencies: ["MonarchBench", "MonarchWire"]),
         .testTarget(name: "MonarchRouterTests", dependencies: ["MonarchRouter", "MonarchWire"]),
         .testTarget(name: "MonarchConfigTests", dependencies: ["MonarchConfig", "MonarchWire"]),
@@ -238,7 +238,7 @@ let package = Package(
             name: "MonarchCoordinatorTests",
             dependencies: [
                 "Monarch", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchTransport",
-                "MonarchWire",
+                "MonarchWire", "TestWaiting",
             ]
         ),
         .testTarget(
@@ -259,11 +259,14 @@ let package = Package(
             name: "MonarchNetworkTests",
             dependencies: [
                 "Monarch", "MonarchNetwork", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker", "TestOrigins",
+                "TestWaiting",
             ]
         ),
         // What the tests share: HTTP servers they start on 127.0.0.1 (a small origin written for
         // them, and httpbin), and the spawning of child processes on posix_spawn.
         .target(name: "TestOrigins", dependencies: ["CTestSpawn"], path: "Tests/TestOrigins", exclude: ["Origin"]),
+        // Waiting on a condition with a deadline, for every test target that waits.
+        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         // pipe2 and posix_spawn_file_actions_addclosefrom_np, which need _GNU_SOURCE.
         .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         // Integration: the real `monarch` and worker executables on temporary sockets.
@@ -271,7 +274,7 @@ let package = Package(
             name: "ClusterTests",
             dependencies: [
                 "Monarch", "MonarchClient", "MonarchLoop", "MonarchQuery", "MonarchRouter", "MonarchTransport", "MonarchWire",
-                "TestOrigins",
+                "TestOrigins", "TestWaiting",
             ]
         ),
     ]

@@ -4,6 +4,7 @@ import MonarchTransport
 import MonarchWire
 import Synchronization
 import Testing
+@_exported import TestWaiting
 
 /// Runs `body` with a fresh loop, then shuts the loop down and checks that the body closed
 /// every handle it opened and that libuv closed the loop cleanly.
@@ -20,22 +21,6 @@ func withLoop<T>(_ body: (EventLoop) async throws -> T) async throws -> T {
     #expect(report.handlesLeftOpen == 0, "handles left open")
     #expect(report.loopClosed, "uv_loop_close failed")
     return result
-}
-
-/// A wait that ran out of time: the test fails instead of hanging.
-struct TimedOut: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Polls `condition` until it holds; throws ``TimedOut`` after `timeout` seconds.
-func eventually(_ what: String, timeout: Double = 20, _ condition: () async throws -> Bool) async throws {
-    let start = ContinuousClock.now
-    while try await !condition() {
-        guard ContinuousClock.now - start < .seconds(timeout) else {
-            throw TimedOut(description: "timed out after \(timeout) s waiting for \(what)")
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
 }
 
 /// A fresh Unix socket path in the temporary directory.

@@ -281,7 +281,7 @@ import Testing
             let result = await multi.fetch(FetchSpec(url: "http://127.0.0.1:9/"))
             answer.withLock { $0 = result }
         }
-        try await eventually("the fetch to be answered", seconds: 10) { answer.withLock { $0 } != nil }
+        try await eventually("the fetch to be answered", timeout: 10) { answer.withLock { $0 } != nil }
         let result = try #require(answer.withLock { $0 })
         #expect({ if case .failed(let failure) = result { failure.kind == .cancelled } else { false } }(), "\(result)")
     }

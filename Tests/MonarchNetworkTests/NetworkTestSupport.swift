@@ -5,17 +5,7 @@ import MonarchWire
 import MonarchNetwork
 import TestOrigins
 import Testing
-
-/// Polls `condition` every 10 ms until it holds; throws after `seconds`.
-func eventually(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
-    let start = ContinuousClock.now
-    while try await !condition() {
-        guard ContinuousClock.now - start < .seconds(seconds) else {
-            throw TestServerError(message: "timed out after \(seconds) s waiting for \(what)")
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
+@_exported import TestWaiting
 
 /// One test's world: a fresh loop, a multi on it, and the servers the test asked for.
 struct Harness: Sendable {

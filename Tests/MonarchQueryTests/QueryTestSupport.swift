@@ -6,6 +6,7 @@ import Foundation
 import Monarch
 import MonarchWire
 import Synchronization
+@_exported import TestWaiting
 
 /// Holds whoever passes while closed, until opened.
 final class AnswerGate: Sendable {
@@ -125,17 +126,6 @@ func monarch(_ provider: CounterProvider) -> Monarch {
     var monarch = Monarch()
     monarch.register(provider)
     return monarch
-}
-
-/// Waits until `condition` holds, checking every 10 ms, up to `seconds`.
-func eventually(_ what: String, seconds: Double = 20, _ condition: () async -> Bool) async throws {
-    let end = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < end {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    struct Timeout: Error, CustomStringConvertible { var description: String }
-    throw Timeout(description: "timed out waiting for \(what)")
 }
 
 /// The first `count` states of `stream`.

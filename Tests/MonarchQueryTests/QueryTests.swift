@@ -91,7 +91,7 @@ import Testing
         let queries = QueryClient(service: monarch(provider))
         let query = queries.query(CounterRequest(), options: QueryOptions(pollInterval: .milliseconds(30)))
         // Generous: at the start of a full run the machine is busy for many seconds.
-        try await eventually("three polls", seconds: 90) { provider.calls("GET counter") >= 4 }
+        try await eventually("three polls", timeout: 90) { provider.calls("GET counter") >= 4 }
         #expect(query.state.value == Counter(value: 0))
     }
 

@@ -7,6 +7,7 @@ import Monarch
 import MonarchWire
 import Synchronization
 import Testing
+import TestWaiting
 
 /// A provider that records the requests it is asked and answers from `answer`.
 final class RecordingProvider: RequestProvider, Sendable {
@@ -185,7 +186,7 @@ private let staleEntry = Response(
             #expect(response.stale)
             #expect(response.body == Data("cached body".utf8))
         }
-        try await eventually { network.requests.count == 1 }
+        try await eventually("the revalidation to reach the network", timeout: 5) { network.requests.count == 1 }
         #expect(network.requests[0].headers["If-None-Match"] == "\"v1\"")
         #expect(subject.refreshes.started == 1)
         releaser.yield()
@@ -195,12 +196,12 @@ private let staleEntry = Response(
         #expect(!refreshed.response.stale)
         #expect(refreshed.response.ttl == .seconds(30))
         #expect(refreshed.response.body == Data("cached body".utf8))
-        try await eventually { subject.refreshes.running == 0 }
+        try await eventually("the refresh to end", timeout: 5) { subject.refreshes.running == 0 }
 
         // The next stale read refreshes again: the gate is per refresh, not for ever.
         _ = try await subject.perform(Request(path: "a", policy: .cacheThenRefresh))
         releaser.yield()
-        try await eventually { network.requests.count == 2 }
+        try await eventually("the second request to reach the network", timeout: 5) { network.requests.count == 2 }
         #expect(subject.refreshes.started == 2)
     }
 
@@ -215,14 +216,3 @@ private let staleEntry = Response(
     }
 }
 
-/// Waits until `condition` holds, checking every 10 ms, for at most 5 s.
-func eventually(_ condition: @Sendable () async -> Bool) async throws {
-    let start = ContinuousClock.now
-    while !(await condition()) {
-        guard ContinuousClock.now - start < .seconds(5) else {
-            Issue.record("the condition did not hold within 5 s")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}

@@ -6,6 +6,7 @@ import Foundation
 import Monarch
 import Synchronization
 import Testing
+import TestWaiting
 
 @Suite("Which answers may be shared and kept")
 struct SharingTests {
@@ -91,7 +92,7 @@ struct BackgroundWorkTests {
         #expect(work.dropped == 1)
         #expect(work.started == 2)
         release.finish()
-        try await eventually { work.running == 0 }
+        try await eventually("the running work to end", timeout: 5) { work.running == 0 }
         #expect(work.start { })
     }
 

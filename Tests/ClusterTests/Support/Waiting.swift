@@ -1,11 +1,6 @@
 import Synchronization
 
-/// A wait that ran out of time: the test fails instead of hanging.
-struct TimedOut: Error, CustomStringConvertible {
-    var what: String
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
-}
+@_exported import TestWaiting
 
 /// The result of `body`, or ``TimedOut`` after `seconds`. The body is cancelled on timeout,
 /// but not waited for: a body that ignores cancellation cannot hang the test.
@@ -32,18 +27,5 @@ func within<T: Sendable>(
             try? await Task.sleep(for: .seconds(seconds))
             if finish(.failure(TimedOut(what: what, seconds: seconds))) { work.cancel() }
         }
-    }
-}
-
-/// Polls `check` until it holds; throws ``TimedOut`` after `timeout` seconds.
-func eventually(
-    _ what: String, timeout: Double = 20, every interval: Duration = .milliseconds(50),
-    _ check: () async throws -> Bool
-) async throws {
-    let start = ContinuousClock.now
-    while true {
-        if try await check() { return }
-        if ContinuousClock.now - start > .seconds(timeout) { throw TimedOut(what: what, seconds: timeout) }
-        try await Task.sleep(for: interval)
     }
 }

@@ -15,6 +15,7 @@ import MonarchTransport
 import MonarchWire
 import Synchronization
 import Testing
+@_exported import TestWaiting
 
 /// A coordinator running in the test process, its clients and workers connected to it in
 /// process: the whole pipeline — sessions, routing, flights, pools, failover — and no process
@@ -267,12 +268,3 @@ struct InProcessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Waits until `condition` holds, checking every 5 ms for up to `timeout` seconds.
-func eventually(_ what: String, timeout: Double = 30, _ condition: () async throws -> Bool) async throws {
-    let end = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < end {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    throw InProcessError("waited \(timeout) s for \(what)")
-}
