@@ -12,6 +12,11 @@ extension FrameConnection: MessageConnection {
 
     public var isWritable: Bool { stream.isWritable }
 
+    public var onWritabilityChanged: (@Sendable (Bool) -> Void)? {
+        get { stream.onWritabilityChanged }
+        set { stream.onWritabilityChanged = newValue }
+    }
+
     public func closeAfterWrites() { stream.closeAfterWrites() }
 
     public var peerHost: String? { stream.peerHost }

@@ -61,11 +61,6 @@ public final class FrameConnection: @unchecked Sendable {
     }
     /// Called once when the connection has ended, with how. Loop thread.
     public var onEnd: (@Sendable (End) -> Void)?
-    /// Told when the stream turns unwritable or writable again (``StreamConnection/isWritable``).
-    /// Loop thread.
-    public var onWritabilityChanged: (@Sendable (Bool) -> Void)? {
-        didSet { stream.onWritabilityChanged = onWritabilityChanged }
-    }
 
     /// What this side failed the connection for, once it did.
     private var violation: ProtocolError?
