@@ -10,9 +10,9 @@ import MonarchWire
 /// failure.
 ///
 /// Not `Sendable`: a run belongs to its pool in the ``Supervisor`` (`Supervisor.Pool.run`),
-/// and is reached only in the supervisor's isolation, which the compiler checks (the
-/// coordinator's loop code enters it with `assumeIsolated`, checked when it runs). Nothing
-/// but its callers' continuations, which are `Sendable`, leaves it.
+/// and is reached only in the supervisor's isolation — by ``Supervisor/scale(_:for:)`` and the
+/// run's ``Supervisor/reconcile(_:for:)`` — which the compiler checks. Nothing but its
+/// callers' continuations, which are `Sendable`, leaves it.
 final class ScaleRun {
     /// One waiting caller.
     struct Caller: Sendable {
