@@ -215,4 +215,3 @@ private let staleEntry = Response(
         #expect(network.requests.isEmpty)
     }
 }
-

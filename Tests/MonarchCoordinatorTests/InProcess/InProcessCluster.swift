@@ -267,4 +267,3 @@ struct InProcessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
-
