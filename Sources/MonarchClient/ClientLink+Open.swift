@@ -19,21 +19,15 @@ extension ClientLink {
         onPush: @escaping @Sendable (WireMessage) -> Void, onEnd: @escaping @Sendable (ClientLink, String) -> Void
     ) async throws(MonarchError) -> ClientLink {
         let connection: AsyncMessageConnection
-        let framed: FrameConnection
         do {
-            let stream = try await StreamConnection.connect(to: address, on: loop)
-            let made = try await loop.submit {
-                let framed = FrameConnection(stream: stream)
-                return (AsyncMessageConnection(framed), framed)
-            }
-            (connection, framed) = (made.0, made.1)
+            connection = try await AsyncMessageConnection.connect(to: address, on: loop)
         } catch {
             throw .transport(.init(.cannotConnect, "\(address): \(error)"))
         }
         let welcome = try await welcome(on: connection, from: "\(address)", within: handshakeTimeout) {
             try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()), features: WireFeature.supported)))
         } adopting: { welcome in
-            try await loop.submit { framed.adopt(welcome) }
+            try await connection.adopt(welcome)
         }
         return started(over: connection, welcome: welcome, heartbeat: heartbeat, onPush: onPush, onEnd: onEnd)
     }

@@ -103,32 +103,6 @@ public final class AsyncFrameStream: Sendable {
         try await gate.send(bytes: payloadCount, closed: FrameStream.End.closed, to: connection, write)
     }
 
-    /// Sends a frame holding `payload` at once, with no task and no wait, when called on the
-    /// loop thread with the stream open and writable: it leaves with the frames written in this
-    /// pass of the loop. Returns false, sending nothing, otherwise; ``send(payload:)`` then
-    /// waits as it must.
-    ///
-    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
-    public func sendAtOnce(payload: [UInt8]) throws(FrameError) -> Bool {
-        guard canSendAtOnce else { return false }
-        try connection.send(payload: payload)
-        return true
-    }
-
-    /// Sends a frame made beforehand (see ``send(frame:then:)``) at once, as
-    /// ``sendAtOnce(payload:)`` sends a payload: returns false, sending nothing, when it cannot.
-    ///
-    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
-    public func sendAtOnce(frame: [UInt8], then tail: SharedBytes?) throws(FrameError) -> Bool {
-        guard canSendAtOnce else { return false }
-        try connection.send(frame: frame, then: tail)
-        return true
-    }
-
-    /// Whether a frame may be sent at once, with no wait: the caller is on the loop thread and
-    /// the stream is open and writable (see ``sendAtOnce(payload:)``).
-    public var canSendAtOnce: Bool { gate.canWriteAtOnce }
-
     /// Closes the connection and waits until it is closed.
     public func close() async {
         await connection.stream.closeAndWait()

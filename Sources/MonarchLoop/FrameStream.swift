@@ -44,11 +44,6 @@ public final class FrameStream: @unchecked Sendable {
     /// then takes the complete frames itself with ``nextFrame(_:)``, reading each payload where
     /// it lies. Loop thread.
     public var onReadable: (@Sendable () -> Void)?
-    /// Offered each complete frame's payload where it lies, before ``onFrame``, when set: an
-    /// action it returns runs once the frame is taken (in order with the other frames taken
-    /// so), and the frame goes no further; for nil the frame goes on to ``onFrame`` as usual.
-    /// It must not touch the stream (its action may). Loop thread.
-    public var onFrameInPlace: (@Sendable (UnsafeRawBufferPointer) -> (() -> Void)?)?
     /// Called once when the stream has ended, with how. Loop thread.
     public var onEnd: (@Sendable (End) -> Void)?
     /// Called when the peer's bytes broke the framing, before the stream ends: it may still send
@@ -187,30 +182,16 @@ public final class FrameStream: @unchecked Sendable {
             return
         }
         while endReason == nil, !stream.isClosing {
-            let next: Taken?
+            let next: ReceivedFrame?
             do {
-                let inPlace = onFrameInPlace
-                next = try decoder.nextFrame { bytes, block in
-                    if let action = inPlace?(bytes) { return .action(action) }
-                    return .frame(block.map(ReceivedFrame.block) ?? .bytes(Array(bytes)))
-                }
+                next = try decoder.nextFrame { bytes, block in block.map(ReceivedFrame.block) ?? .bytes(Array(bytes)) }
             } catch {
                 endForFraming(error)
                 return
             }
-            switch next {
-            case nil: return
-            case .action(let action)?: action()
-            case .frame(let frame)?:
-                if let onReceivedFrame { onReceivedFrame(frame) } else { onFrame?(frame.array) }
-            }
+            guard let frame = next else { return }
+            if let onReceivedFrame { onReceivedFrame(frame) } else { onFrame?(frame.array) }
         }
-    }
-
-    /// A frame taken from the decoder: acted on where it lay, or one to deliver.
-    private enum Taken {
-        case action(() -> Void)
-        case frame(ReceivedFrame)
     }
 
     /// Lets ``farewell`` speak, then ends the stream for the peer's framing defect.
@@ -244,7 +225,6 @@ public final class FrameStream: @unchecked Sendable {
         self.onEnd = nil
         onFrame = nil
         onReceivedFrame = nil
-        onFrameInPlace = nil
         onReadable = nil
         farewell = nil
         onEnd?(end)

@@ -7,8 +7,10 @@ import MonarchLoop
 import MonarchWire
 import Synchronization
 
-/// A connection for async code that speaks the wire protocol's messages: await the next
-/// frame or message, send frames and messages, from any task.
+/// A framed connection for async code that offers its frames as well as its messages: await
+/// the next frame or message, send frames and messages, from any task. For tools that work at
+/// the frame level (the benchmarks, tests that send frames no encoder would make); code that
+/// speaks only messages uses ``AsyncMessageConnection``, over any ``MessageConnection``.
 ///
 /// Its frames travel as ``AsyncFrameStream`` carries them: inbound frames wait in a bounded
 /// buffer (reading pauses while the reader is behind), and senders wait while the socket's
@@ -81,23 +83,6 @@ public final class AsyncFrameConnection: Sendable {
         }
     }
 
-    /// Hands each message that arrives from now on to `take`, on the loop thread, decoded where
-    /// its frame lies, before any reader sees it: a message `take` returns an action for is
-    /// consumed there (the action runs at once, in order with the other messages consumed so)
-    /// and never reaches ``nextMessage()``, with no copy of its frame and no task woken; any
-    /// other message, and any frame that does not decode, reaches ``nextMessage()`` as before.
-    /// The reader may so see a message after consumed ones that came later: take only
-    /// messages whose order against the others does not matter. Loop thread only.
-    public func takeMessagesOnLoop(_ take: @escaping @Sendable (WireMessage) -> (() -> Void)?) {
-        loop.preconditionInEventLoop()
-        frames.connection.onFrameInPlace = { [connection] bytes in
-            // A frame that does not decode is left to the reader, which fails the connection
-            // for it as for any other.
-            guard let message = try? connection.codec.decode(bytes) else { return nil }
-            return take(message)
-        }
-    }
-
     /// Sends a frame holding `payload`, after the frames sent before it from the same task.
     ///
     /// - Throws: ``FrameError`` when the payload exceeds the frame limit,
@@ -109,37 +94,6 @@ public final class AsyncFrameConnection: Sendable {
         } catch let end as FrameStream.End {
             throw FrameConnection.End(end, violation: violation.withLock { $0 })
         }
-    }
-
-    /// Sends a frame holding `payload` at once when called on the connection's loop thread with
-    /// the connection open and writable; returns false, sending nothing, otherwise (then
-    /// ``send(payload:)`` waits as it must). See ``AsyncFrameStream/sendAtOnce(payload:)``.
-    ///
-    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
-    public func sendAtOnce(payload: [UInt8]) throws(FrameError) -> Bool {
-        try frames.sendAtOnce(payload: payload)
-    }
-
-    /// Sends a frame made beforehand (see ``send(frame:then:)``) at once when called on the
-    /// connection's loop thread with the connection open and writable; returns false, sending
-    /// nothing, otherwise.
-    ///
-    /// - Throws: ``FrameError`` when the payload exceeds the frame limit.
-    public func sendAtOnce(frame: [UInt8], then body: Data?) throws(FrameError) -> Bool {
-        try frames.sendAtOnce(frame: frame, then: body.map(SharedBytes.holding))
-    }
-
-    /// Sends `message` at once, encoded where the connection gathers what it writes (no payload
-    /// of its own is made), when called on the connection's loop thread with the connection
-    /// open and writable; returns false, sending nothing, otherwise (then ``send(_:)`` waits as
-    /// it must).
-    ///
-    /// - Throws: ``FrameError/oversized(length:limit:)`` when the encoded message exceeds the
-    ///   frame limit; nothing is sent then.
-    public func sendAtOnce(_ message: WireMessage) throws(FrameError) -> Bool {
-        guard frames.canSendAtOnce else { return false }
-        try connection.send(message)
-        return true
     }
 
     /// Sends one message, after the frames sent before it from the same task.

@@ -36,11 +36,13 @@ public final class WorkerRuntime: Sendable {
     public let provider: any RequestProvider
     /// The loop the worker's connection and tasks run on.
     public let loop: EventLoop
-    private let logger: Logger
+    let logger: Logger
     private let adoptLimits: @Sendable (AnswerLimits) -> Void
-    private let state = Mutex(State())
+    /// What the runtime keeps track of; this file and the sending of answers
+    /// (`WorkerRuntime+Answers.swift`) touch it.
+    let state = Mutex(State())
 
-    private struct State {
+    struct State {
         /// The requests being answered.
         var tasks: [MessageID: Running] = [:]
         /// `store` and `invalidate` exchanges under way (a drain waits for them too).
@@ -49,10 +51,8 @@ public final class WorkerRuntime: Sendable {
         var answeredEarly: Set<MessageID> = []
         var counters = WorkerCounters()
         var draining = false
-        var connection: AsyncFrameConnection?
+        var connection: AsyncMessageConnection?
         var limits = AnswerLimits.protocolDefault
-        /// Encodes answers as the connection does (raw bodies once the welcome agreed to them).
-        var codec = MessageCodec()
         /// `sharedChange` messages on their way to the coordinator.
         var forwarding = 0
     }
@@ -63,7 +63,7 @@ public final class WorkerRuntime: Sendable {
     static let forwardingLimit = 1024
 
     /// A request being answered.
-    private enum Running: Sendable {
+    enum Running: Sendable {
         /// By a task running the provider's ``RequestProvider/perform(_:)``.
         case task(Task<Void, Never>)
         /// By a run of a ``LoopRequestProvider`` on its loop.
@@ -83,7 +83,7 @@ public final class WorkerRuntime: Sendable {
 
     /// Where a ``LoopRequestProvider``'s run is kept once started, and a cancel that came
     /// before it. The provider's loop thread only.
-    private final class RunSlot: @unchecked Sendable {
+    final class RunSlot: @unchecked Sendable {
         var run: (any ProviderRun)?
         var cancelled = false
 
@@ -128,36 +128,41 @@ public final class WorkerRuntime: Sendable {
     ///
     /// - Throws: ``WorkerError``.
     public func run(coordinator address: SocketAddress) async throws(WorkerError) {
-        let connection: AsyncFrameConnection
+        let connection: AsyncMessageConnection
         do {
-            connection = try await AsyncFrameConnection.connect(to: address, on: loop)
+            connection = try await AsyncMessageConnection.connect(to: address, on: loop)
         } catch {
             throw .cannotConnect(address, "\(error)")
         }
+        try await serve(over: connection, coordinator: "\(address)")
+    }
+
+    /// Registers over `connection`, whose other end is the coordinator `name` (a socket's, or
+    /// one in memory on this runtime's loop), and serves until the coordinator closes it
+    /// (returns) or it fails (throws).
+    ///
+    /// - Throws: ``WorkerError``.
+    public func serve(over connection: AsyncMessageConnection, coordinator name: String) async throws(WorkerError) {
         let welcome: Welcome
         do {
             welcome = try await register(on: connection)
         } catch {
             // Refused, or the coordinator went away mid-hello: the connection is closed here,
             // not left open for the loop's shutdown to find.
-            await connection.close()
+            connection.close()
             throw error
         }
         let limits = AnswerLimits(welcome: welcome)
         do {
             try await connection.adopt(welcome)
         } catch {
-            await connection.close()
+            connection.close()
             throw .connectionFailed("\(error)")
         }
-        let codec = connection.connection.codec
-        state.withLock {
-            $0.limits = limits
-            $0.codec = codec
-        }
+        state.withLock { $0.limits = limits }
         adoptLimits(limits)
         // The coordinator logs the registration too; at info, `monarch up`'s ready line stays last.
-        logger.debug("registered with the coordinator at \(address) as \(welcome.workerId ?? identity.name); answers in \(limits)")
+        logger.debug("registered with the coordinator at \(name) as \(welcome.workerId ?? identity.name); answers in \(limits)")
         state.withLock { $0.connection = connection }
         defer { state.withLock { $0.connection = nil } }
         if loopProvider != nil {
@@ -166,10 +171,11 @@ public final class WorkerRuntime: Sendable {
             try? await loop.submit {
                 connection.takeMessagesOnLoop { message in
                     switch message {
-                    case .request(let request): { self.start(request, on: connection) }
-                    case .cancel(let cancel): { self.cancel(cancel) }
-                    default: nil
+                    case .request(let request): self.start(request, on: connection)
+                    case .cancel(let cancel): self.cancel(cancel)
+                    default: return false
                     }
+                    return true
                 }
             }
         }
@@ -195,10 +201,10 @@ public final class WorkerRuntime: Sendable {
         while state.withLock({ !$0.tasks.isEmpty || $0.maintaining > 0 }), ContinuousClock.now - start < timeout {
             try? await Task.sleep(for: .milliseconds(20))
         }
-        await state.withLock { $0.connection }?.close()
+        state.withLock { $0.connection }?.close()
     }
 
-    private func register(on connection: AsyncFrameConnection) async throws(WorkerError) -> Welcome {
+    private func register(on connection: AsyncMessageConnection) async throws(WorkerError) -> Welcome {
         do {
             try await connection.send(.hello(identity.hello(pid: Int(getpid()))))
             switch try await connection.nextMessage() {
@@ -214,18 +220,18 @@ public final class WorkerRuntime: Sendable {
         }
     }
 
-    private func handle(_ message: WireMessage, on connection: AsyncFrameConnection) async {
+    private func handle(_ message: WireMessage, on connection: AsyncMessageConnection) async {
         switch message {
         case .request(let request):
             start(request, on: connection)
         case .cancel(let cancel):
             self.cancel(cancel)
         case .ping(let ping):
-            await send(prepare(.pong(PongMessage(id: ping.id))), on: connection)
+            await send(.pong(PongMessage(id: ping.id)), on: connection)
         case .status(let status):
             let figures = (provider as? any CacheMaintenance)?.statusFigures ?? [:]
             let data = counters.resultData.merging(figures) { counter, _ in counter }
-            await send(prepare(.result(ResultMessage(id: status.id, data: data))), on: connection)
+            await send(.result(ResultMessage(id: status.id, data: data)), on: connection)
         case .store(let store):
             maintain(store.id, on: connection) { cache throws(ProviderFailure) in
                 try await cache.store(Response(store), under: store.key, tags: store.tags ?? [], variant: store.variant)
@@ -259,7 +265,7 @@ public final class WorkerRuntime: Sendable {
     /// Runs a `store` or `invalidate` against the provider, if it is a cache, and sends the
     /// `result` (or a `failure`) answering `id`.
     private func maintain(
-        _ id: MessageID, on connection: AsyncFrameConnection,
+        _ id: MessageID, on connection: AsyncMessageConnection,
         _ operation: @escaping @Sendable (any CacheMaintenance) async throws(ProviderFailure) -> [String: JSONValue]
     ) {
         let provider = self.provider
@@ -278,17 +284,17 @@ public final class WorkerRuntime: Sendable {
                 answer = .failure(FailureMessage(
                     id: id, error: .init(code: .invalidRequest, message: "a \(kind) worker keeps no responses")))
             }
-            await self.send(self.prepare(answer), on: connection)
+            await self.send(answer, on: connection)
         }
     }
 
-    private func start(_ message: RequestMessage, on connection: AsyncFrameConnection) {
+    private func start(_ message: RequestMessage, on connection: AsyncMessageConnection) {
         let id = message.id
         if state.withLock({ $0.tasks[id] != nil }) {
             // The protocol's rule for an id reused while in flight: an error, then the close.
-            let frames = connection.connection
+            let messages = connection.connection
             loop.execute {
-                frames.fail(ProtocolError(.unexpectedMessage, "request id \(id) is already in flight", id: id))
+                messages.fail(ProtocolError(.unexpectedMessage, "request id \(id) is already in flight", id: id))
             }
             return
         }
@@ -302,7 +308,7 @@ public final class WorkerRuntime: Sendable {
         }
         if let refusal {
             state.withLock { $0.counters.count(refusal) }
-            Task(executorPreference: loop) { await self.send(self.prepare(refusal), on: connection) }
+            Task(executorPreference: loop) { await self.send(refusal, on: connection) }
             return
         }
         if let loopProvider {
@@ -313,13 +319,10 @@ public final class WorkerRuntime: Sendable {
         let source = identity.kind
         let task = Task(executorPreference: loop) {
             let outcome = await provider.perform(Request(message))
-            let outgoing = self.prepare(outcome.message(id: id, source: source), source: source)
             self.state.withLock { state in
                 if state.tasks.removeValue(forKey: id) == nil { state.answeredEarly.insert(id) }
-                // What the coordinator gets is counted: a response too large is a failure.
-                state.counters.count(outgoing.message)
             }
-            await self.send(outgoing, on: connection)
+            await self.send(outcome.message(id: id, source: source), answering: source, on: connection)
         }
         state.withLock { state in
             // A fast provider may have answered before its task could be recorded.
@@ -329,7 +332,7 @@ public final class WorkerRuntime: Sendable {
 
     /// Starts a request of a ``LoopRequestProvider`` on its loop, with no task: the answer is
     /// sent from the provider's callback, at once when the connection takes it.
-    private func start(_ message: RequestMessage, with provider: any LoopRequestProvider, on connection: AsyncFrameConnection) {
+    private func start(_ message: RequestMessage, with provider: any LoopRequestProvider, on connection: AsyncMessageConnection) {
         let id = message.id
         let slot = RunSlot()
         state.withLock { $0.tasks[id] = .run(slot) }
@@ -337,21 +340,14 @@ public final class WorkerRuntime: Sendable {
         let begin: @Sendable () -> Void = {
             let run = provider.start(Request(message)) { outcome in
                 let answer = outcome.message(id: id, source: source)
+                self.state.withLock { $0.tasks[id] = nil }
                 // Encoded straight into the connection's write buffer when it takes the answer
-                // now; one too large for a frame is replaced as `prepare` replaces it.
+                // now; otherwise (not writable, or too large for a frame) a task sends it.
                 if (try? connection.sendAtOnce(answer)) == true {
-                    self.state.withLock { state in
-                        state.tasks[id] = nil
-                        state.counters.count(answer)
-                    }
+                    self.state.withLock { $0.counters.count(answer) }
                     return
                 }
-                let outgoing = self.prepare(answer, source: source)
-                self.state.withLock { state in
-                    state.tasks[id] = nil
-                    state.counters.count(outgoing.message)
-                }
-                self.sendSoon(outgoing, on: connection)
+                Task(executorPreference: self.loop) { await self.send(answer, answering: source, on: connection) }
             }
             slot.run = run
             if slot.cancelled { run.cancel() }
@@ -359,100 +355,9 @@ public final class WorkerRuntime: Sendable {
         if provider.loop.inEventLoop { begin() } else { provider.loop.execute(begin) }
     }
 
-    /// Sends a prepared answer at once when the connection takes it now (on its loop, writable),
-    /// else from a task that waits until it does.
-    private func sendSoon(_ outgoing: Outgoing, on connection: AsyncFrameConnection) {
-        if !outgoing.replaced, let frame = outgoing.frame {
-            do {
-                if try connection.sendAtOnce(frame: frame, then: outgoing.body) { return }
-            } catch {
-                state.withLock { $0.counters.unsent += 1 }
-                let what = outgoing.message.id.map { "the \(outgoing.message.type) answering \($0)" } ?? "a \(outgoing.message.type)"
-                logger.error("could not send \(what) to the coordinator: \(error)")
-                return
-            }
-        }
-        Task(executorPreference: loop) { await self.send(outgoing, on: connection) }
-    }
-
-    /// An answer ready to go out: what the coordinator gets (the answer, or the
-    /// `responseTooLarge` failure that replaces it) and its encoded frame, nil when nothing
-    /// can be sent (then `problem` says why).
-    private struct Outgoing {
-        var message: WireMessage
-        /// The whole frame, or its head when ``body`` follows it.
-        var frame: [UInt8]?
-        /// The frame's last bytes, a large raw body sent without a copy; nil when ``frame`` is
-        /// whole.
-        var body: Data?
-        var replaced = false
-        var problem: String?
-    }
-
-    /// Encodes `answer` and checks it against the frame limit. An answer that does not fit is
-    /// replaced by a `responseTooLarge` failure for the same id (carrying `source` as its one
-    /// attempt for a request's answer, as a provider's failure does).
-    private func prepare(_ answer: WireMessage, source: String? = nil) -> Outgoing {
-        var (limit, codec) = state.withLock { ($0.limits.maxFrameBytes, $0.codec) }
-        codec.maxFrameBytes = limit
-        var frame: [UInt8] = []
-        let length: UInt32
-        do {
-            let body = try codec.appendFrameLeavingBody(answer, to: &frame)
-            return Outgoing(message: answer, frame: frame, body: body)
-        } catch {
-            length = error.payloadLength
-        }
-        let what = "the \(answer.type)" + (answer.id.map { " answering \($0)" } ?? "")
-        let why = "\(what) is \(length) bytes as JSON, more than the coordinator's frame limit of \(limit) bytes"
-        guard let id = answer.id else { return Outgoing(message: answer, problem: why) }
-        let failure: WireMessage
-        if let source {
-            failure = ProviderOutcome.failure(ProviderFailure(code: .responseTooLarge, message: why))
-                .message(id: id, source: source)
-        } else {
-            failure = .failure(FailureMessage(id: id, error: .init(code: .responseTooLarge, message: why)))
-        }
-        var replacement: [UInt8] = []
-        do {
-            try codec.appendFrame(failure, to: &replacement)
-        } catch {
-            return Outgoing(
-                message: failure, replaced: true,
-                problem: "\(why); not even the responseTooLarge failure (\(error.payloadLength) bytes) fits")
-        }
-        return Outgoing(message: failure, frame: replacement, replaced: true)
-    }
-
-    /// Sends a prepared answer; what cannot be sent is logged at error level and counted.
-    private func send(_ outgoing: Outgoing, on connection: AsyncFrameConnection) async {
-        if outgoing.replaced { state.withLock { $0.counters.tooLarge += 1 } }
-        guard let frame = outgoing.frame else {
-            state.withLock { $0.counters.unsent += 1 }
-            logger.error("cannot answer the coordinator: \(outgoing.problem ?? "the answer does not fit in a frame")")
-            return
-        }
-        if outgoing.replaced, case .failure(let failure) = outgoing.message {
-            logger.warning("answering \(failure.id) with responseTooLarge: \(failure.error.message)")
-        }
-        do {
-            if Task.isCancelled {
-                // A cancelled request still gets its answer: a cancelled task would give up
-                // waiting for a socket that is not writable, so another task sends it.
-                try await Task(executorPreference: loop) { try await connection.send(frame: frame, then: outgoing.body) }.value
-            } else {
-                try await connection.send(frame: frame, then: outgoing.body)
-            }
-        } catch {
-            state.withLock { $0.counters.unsent += 1 }
-            let what = outgoing.message.id.map { "the \(outgoing.message.type) answering \($0)" } ?? "a \(outgoing.message.type)"
-            logger.error("could not send \(what) to the coordinator: \(error)")
-        }
-    }
-
     /// Sends a change another coordinator made to the shared store, unless
     /// ``forwardingLimit`` are on their way already.
-    private func forward(_ change: SharedChangeMessage, on connection: AsyncFrameConnection) {
+    private func forward(_ change: SharedChangeMessage, on connection: AsyncMessageConnection) {
         let admitted = state.withLock { state -> Bool in
             // The connection ended: the coordinator hears nothing more through it.
             guard state.connection != nil else { return false }
@@ -466,7 +371,7 @@ public final class WorkerRuntime: Sendable {
         guard admitted else { return }
         Task(executorPreference: loop) {
             defer { self.state.withLock { $0.forwarding -= 1 } }
-            await self.send(self.prepare(.sharedChange(change)), on: connection)
+            await self.send(.sharedChange(change), on: connection)
         }
     }
 

@@ -72,6 +72,51 @@ private func bulky(_ id: Int, kib: Int) -> WireMessage {
         }
     }
 
+    @Test("Messages taken on the loop are acted on there, in order, and never reach the reader; the others, and the end, still do")
+    func messagesTakenOnTheLoopSkipTheReader() async throws {
+        try await withLoop { loop in
+            let (a, b) = try await asyncPair(on: loop)
+            let taken = MessageLog()
+            try await loop.submit {
+                b.takeMessagesOnLoop { message in
+                    guard case .cancel = message else { return false }
+                    loop.preconditionInEventLoop()
+                    taken.append(message)
+                    return true
+                }
+            }
+            for id in 1...4 {
+                try await a.send(id.isMultiple(of: 2) ? .ping(PingMessage(id: MessageID(id))) : .cancel(CancelMessage(id: MessageID(id))))
+            }
+            a.close()
+            #expect(try await b.nextMessage() == .ping(PingMessage(id: 2)))
+            #expect(try await b.nextMessage() == .ping(PingMessage(id: 4)))
+            #expect(try await b.nextMessage() == nil)
+            #expect(taken.all == [.cancel(CancelMessage(id: 1)), .cancel(CancelMessage(id: 3))])
+        }
+    }
+
+    @Test("A message is sent at once only on the loop with the connection writable; otherwise nothing is sent")
+    func sendAtOnce() async throws {
+        try await withLoop { loop in
+            let (a, b) = try await asyncPair(on: loop)
+            #expect(try a.sendAtOnce(.ping(PingMessage(id: 1))) == false, "off the loop")
+            #expect(try await loop.submit { try a.sendAtOnce(.ping(PingMessage(id: 2))) })
+            #expect(try await b.nextMessage() == .ping(PingMessage(id: 2)))
+            // Fill the sending end until it turns unwritable: then nothing goes at once.
+            var index = 0
+            while try await loop.submit({ a.connection.isWritable }) {
+                try await a.send(bulky(index, kib: 64))
+                index += 1
+            }
+            #expect(try await loop.submit { try a.sendAtOnce(.ping(PingMessage(id: 3))) } == false, "while not writable")
+            a.close()
+            var pings = 0
+            while let message = try await b.nextMessage() { if case .ping = message { pings += 1 } }
+            #expect(pings == 0, "nothing more than the first ping was sent")
+        }
+    }
+
     @Test("A message sent off the loop on a framed connection is encoded by the sender: one too large for a frame throws there, and the connection goes on")
     func oversizedOnAFrame() async throws {
         try await withLoop { loop in

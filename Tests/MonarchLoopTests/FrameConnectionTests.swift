@@ -245,34 +245,6 @@ import Testing
         }
     }
 
-    /// Messages taken on the loop are acted on there, in order, and never reach the reader;
-    /// the others still do, and a frame that does not decode still fails the connection.
-    @Test func messagesTakenOnTheLoopSkipTheReader() async throws {
-        try await withLoop { loop in
-            try await withConnectedPair(on: loop, at: .unix(path: temporarySocketPath())) { client, peer in
-                let taken = MessageLog()
-                try await loop.submit {
-                    peer.takeMessagesOnLoop { message in
-                        guard case .cancel = message else { return nil }
-                        return {
-                            loop.preconditionInEventLoop()
-                            taken.append(message)
-                        }
-                    }
-                }
-                for id in 1...4 {
-                    try await client.send(id.isMultiple(of: 2) ? .ping(PingMessage(id: MessageID(id))) : .cancel(CancelMessage(id: MessageID(id))))
-                }
-                #expect(try await peer.nextMessage() == .ping(PingMessage(id: 2)))
-                #expect(try await peer.nextMessage() == .ping(PingMessage(id: 4)))
-                #expect(taken.all == [.cancel(CancelMessage(id: 1)), .cancel(CancelMessage(id: 3))])
-                try await client.sendRaw(FrameEncoder.frame(payload: Array("{oops".utf8)))
-                await #expect(throws: (any Error).self) { try await peer.nextMessage() }
-                #expect(taken.all.count == 2)
-            }
-        }
-    }
-
     @Test func nothingAfterABadFrameIsDelivered() async throws {
         try await withLoop { loop in
             let received = MessageLog()
