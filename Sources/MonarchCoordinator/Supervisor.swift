@@ -276,9 +276,6 @@ actor Supervisor {
         return previous
     }
 
-    /// Whether a scale run is under way for `kind`.
-    func hasRun(of kind: String) -> Bool { pools[kind]?.run != nil }
-
     /// Adds `caller` to the scale run under way for `kind`, making the run when none is: whether
     /// it made one (the caller then starts the run's reconcile). False, and nothing done, for
     /// a kind without a pool here.

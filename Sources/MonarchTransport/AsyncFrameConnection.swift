@@ -56,8 +56,14 @@ public final class AsyncFrameConnection: Sendable {
 
     /// The next frame as it came off the stream: a large one in its block, uncopied.
     private func nextReceivedFrame() async throws -> ReceivedFrame? {
+        try await endingAsTheConnection { try await frames.nextReceivedFrame() }
+    }
+
+    /// Runs `body`, reporting an end of the frames as the connection's end (with the protocol
+    /// error this side failed the connection for, if any).
+    private func endingAsTheConnection<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await frames.nextReceivedFrame()
+            return try await body()
         } catch let end as FrameStream.End {
             throw FrameConnection.End(end, violation: violation.withLock { $0 })
         }
@@ -89,11 +95,7 @@ public final class AsyncFrameConnection: Sendable {
     ///   ``FrameConnection/End`` when the connection has ended, `CancellationError` when the
     ///   task is cancelled while waiting for the connection to drain.
     public func send(payload: [UInt8]) async throws {
-        do {
-            try await frames.send(payload: payload)
-        } catch let end as FrameStream.End {
-            throw FrameConnection.End(end, violation: violation.withLock { $0 })
-        }
+        try await endingAsTheConnection { try await frames.send(payload: payload) }
     }
 
     /// Sends one message, after the frames sent before it from the same task.
@@ -101,17 +103,8 @@ public final class AsyncFrameConnection: Sendable {
     /// - Throws: as ``send(payload:)``.
     public func send(_ message: WireMessage) async throws {
         var frame: [UInt8] = []
-        let body = try connection.codec.appendFrameLeavingBody(message, to: &frame)
-        try await send(frame: frame, then: body)
-    }
-
-    /// Sends a frame made beforehand (``MessageCodec/appendFrameLeavingBody(_:to:)``), after the
-    /// frames sent before it from the same task: `frame` holds its length and first bytes,
-    /// `body` (sent without a copy) the rest; nil when `frame` is whole.
-    ///
-    /// - Throws: as ``send(payload:)``.
-    public func send(frame: [UInt8], then body: Data?) async throws {
-        try await frames.send(frame: frame, then: body.map(SharedBytes.holding))
+        let body = try connection.codec.appendFrameHoldingBody(message, to: &frame)
+        try await endingAsTheConnection { try await frames.send(frame: frame, then: body) }
     }
 
     /// Adopts what the listener's `welcome` announced (``FrameConnection/adopt(_:)``). Call it

@@ -114,7 +114,7 @@ public final class AsyncMessageConnection: Sendable {
     public func send(_ message: WireMessage) async throws {
         if let framed, !loop.inEventLoop {
             var encoded: [UInt8] = []
-            let body = try framed.codec.appendFrameLeavingBody(message, to: &encoded).map(SharedBytes.holding)
+            let body = try framed.codec.appendFrameHoldingBody(message, to: &encoded)
             let frame = encoded
             try await gate.send(bytes: FrameStream.payloadCount(ofFrame: frame, then: body), closed: ConnectionEnd.closed, to: framed.frames) { frames throws(FrameError) in
                 try frames.send(frame: frame, then: body)

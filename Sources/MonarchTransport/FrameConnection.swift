@@ -130,7 +130,7 @@ public final class FrameConnection: @unchecked Sendable {
     public func send(_ message: WireMessage) throws(FrameError) {
         let codec = self.codec
         try frames.sendFrame { output throws(FrameError) in
-            try codec.appendFrameLeavingBody(message, to: &output).map(SharedBytes.holding)
+            try codec.appendFrameHoldingBody(message, to: &output)
         }
     }
 
@@ -142,7 +142,7 @@ public final class FrameConnection: @unchecked Sendable {
     public func send(_ prepared: PreparedResponse, answering id: MessageID, ageMs: UInt64? = nil) throws(FrameError) {
         let codec = self.codec
         try frames.sendFrame { output throws(FrameError) in
-            try codec.appendFrameLeavingBody(prepared, answering: id, ageMs: ageMs, to: &output).map(SharedBytes.holding)
+            try codec.appendFrameHoldingBody(prepared, answering: id, ageMs: ageMs, to: &output)
         }
     }
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import MonarchLoop
+import MonarchWire
 
 extension SharedBytes {
     /// The bytes of `data`, not copied when there are more than a few: those a `Data` keeps in
@@ -14,5 +15,24 @@ extension SharedBytes {
         data.withUnsafeBytes { bytes in
             bytes.count < 64 ? SharedBytes(copying: bytes) : SharedBytes(borrowing: bytes, from: data)
         }
+    }
+}
+
+extension MessageCodec {
+    /// Appends `message`'s frame to `output` as ``appendFrameLeavingBody(_:to:)`` does, and
+    /// returns the body it left out held for the stream, uncopied: the frame's last bytes, to
+    /// be written right after `output`; nil when `output` holds the whole frame.
+    ///
+    /// - Throws: ``FrameError/oversized(length:limit:)`` when the payload exceeds the frame limit.
+    func appendFrameHoldingBody(_ message: WireMessage, to output: inout [UInt8]) throws(FrameError) -> SharedBytes? {
+        try appendFrameLeavingBody(message, to: &output).map(SharedBytes.holding)
+    }
+
+    /// As ``appendFrameHoldingBody(_:to:)``, for `prepared` sent as the response to `id`
+    /// (``appendFrameLeavingBody(_:answering:ageMs:to:)``).
+    func appendFrameHoldingBody(
+        _ prepared: PreparedResponse, answering id: MessageID, ageMs: UInt64?, to output: inout [UInt8]
+    ) throws(FrameError) -> SharedBytes? {
+        try appendFrameLeavingBody(prepared, answering: id, ageMs: ageMs, to: &output).map(SharedBytes.holding)
     }
 }
