@@ -237,8 +237,8 @@ let package = Package(
         .testTarget(
             name: "MonarchCoordinatorTests",
             dependencies: [
-                "Monarch", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter", "MonarchTransport",
-                "MonarchWire", "TestWaiting",
+                "Monarch", "MonarchBundle", "MonarchClient", "MonarchConfig", "MonarchCoordinator", "MonarchLoop", "MonarchRouter",
+                "MonarchTransport", "MonarchWire", "MonarchWorker", "TestWaiting",
             ]
         ),
         .testTarget(

@@ -43,8 +43,8 @@ public struct WorkerIdentity: Sendable, Equatable {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The `hello` that registers this worker, with the process id.
-    func hello(pid: Int) -> Hello {
+    /// The `hello` that registers this worker, with the process id `pid`.
+    public func hello(pid: Int) -> Hello {
         Hello(
             role: .worker, token: token, kind: kind, capacity: capacity, hostCapacity: hostCapacity, pid: pid, name: name,
             features: WireFeature.supported)

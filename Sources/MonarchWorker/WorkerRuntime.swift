@@ -138,14 +138,18 @@ public final class WorkerRuntime: Sendable {
     }
 
     /// Registers over `connection`, whose other end is the coordinator `name` (a socket's, or
-    /// one in memory on this runtime's loop), and serves until the coordinator closes it
-    /// (returns) or it fails (throws).
+    /// one in memory), and serves until the coordinator closes it (returns) or it fails
+    /// (throws). Unless `greeting`, no hello is sent: the coordinator took the worker's hello
+    /// (``WorkerIdentity/hello(pid:)``) as it attached the connection, as an in-memory
+    /// connection is attached, and its first message is the welcome.
     ///
     /// - Throws: ``WorkerError``.
-    public func serve(over connection: AsyncMessageConnection, coordinator name: String) async throws(WorkerError) {
+    public func serve(
+        over connection: AsyncMessageConnection, coordinator name: String, greeting: Bool = true
+    ) async throws(WorkerError) {
         let welcome: Welcome
         do {
-            welcome = try await register(on: connection)
+            welcome = try await register(on: connection, greeting: greeting)
         } catch {
             // Refused, or the coordinator went away mid-hello: the connection is closed here,
             // not left open for the loop's shutdown to find.
@@ -204,9 +208,9 @@ public final class WorkerRuntime: Sendable {
         state.withLock { $0.connection }?.close()
     }
 
-    private func register(on connection: AsyncMessageConnection) async throws(WorkerError) -> Welcome {
+    private func register(on connection: AsyncMessageConnection, greeting: Bool) async throws(WorkerError) -> Welcome {
         do {
-            try await connection.send(.hello(identity.hello(pid: Int(getpid()))))
+            if greeting { try await connection.send(.hello(identity.hello(pid: Int(getpid())))) }
             switch try await connection.nextMessage() {
             case .welcome(let welcome): return welcome
             case .error(let error): throw WorkerError.refused("\(error.code.rawValue): \(error.message)")
