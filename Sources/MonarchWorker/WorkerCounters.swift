@@ -35,10 +35,21 @@ public struct WorkerCounters: Sendable, Equatable {
     /// Counts an answer about to be sent.
     mutating func count(_ answer: WireMessage) {
         inFlight -= 1
+        tally(answer, by: 1)
+    }
+
+    /// Counts `replacement` in place of `answer`, counted before and replaced when it did not
+    /// fit: the request is still answered once.
+    mutating func recount(_ answer: WireMessage, as replacement: WireMessage) {
+        tally(answer, by: -1)
+        tally(replacement, by: 1)
+    }
+
+    private mutating func tally(_ answer: WireMessage, by step: Int) {
         switch answer {
-        case .response: responses += 1
-        case .miss: misses += 1
-        default: failures += 1
+        case .response: responses += step
+        case .miss: misses += step
+        default: failures += step
         }
     }
 }

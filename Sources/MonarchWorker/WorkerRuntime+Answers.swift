@@ -11,23 +11,23 @@ extension WorkerRuntime {
     /// frame goes out as a `responseTooLarge` failure for the same id instead (carrying
     /// `source`, when given, as its one attempt, as a provider's failure does).
     ///
-    /// When `source` is given, `answer` answers a request: the answer the coordinator gets (or
-    /// the failure replacing it) is counted, whether or not it could be sent. What cannot be
-    /// sent is logged at error level and counted as unsent.
+    /// When `source` is given, `answer` answers a request: it is counted as it is sent (the
+    /// failure replacing it in its place), whether or not it could be sent. What cannot be sent
+    /// is logged at error level and counted as unsent.
     func send(_ answer: WireMessage, answering source: String? = nil, on connection: AsyncMessageConnection) async {
-        var sent = answer
+        if source != nil { state.withLock { $0.counters.count(answer) } }
         var problem: String?
         do {
             try await deliver(answer, on: connection)
         } catch let error as FrameError {
-            let limit = state.withLock { state in
-                state.counters.tooLarge += 1
-                return state.limits.maxFrameBytes
-            }
+            let limit = state.withLock { $0.limits.maxFrameBytes }
             let why = "\(Self.describe(answer)) is \(error.payloadLength) bytes as JSON, more than the coordinator's frame limit of \(limit) bytes"
             if let id = answer.id {
                 let failure = Self.failure(replacing: id, because: why, source: source)
-                sent = failure
+                state.withLock { state in
+                    state.counters.tooLarge += 1
+                    if source != nil { state.counters.recount(answer, as: failure) }
+                }
                 logger.warning("answering \(id) with responseTooLarge: \(why)")
                 do {
                     try await deliver(failure, on: connection)
@@ -42,11 +42,10 @@ extension WorkerRuntime {
         } catch {
             problem = "could not send \(Self.describe(answer)) to the coordinator: \(error)"
         }
-        state.withLock { state in
-            if source != nil { state.counters.count(sent) }
-            if problem != nil { state.counters.unsent += 1 }
+        if let problem {
+            state.withLock { $0.counters.unsent += 1 }
+            logger.error("\(problem)")
         }
-        if let problem { logger.error("\(problem)") }
     }
 
     /// Sends `message`; from a cancelled task (a cancelled request still gets its answer), from

@@ -28,7 +28,9 @@ import Synchronization
 /// dropped either: a `failure` with code `responseTooLarge`, naming the answer's size and the
 /// limit, goes out instead for the same id (counted in ``WorkerCounters/tooLarge``). An answer
 /// that cannot be sent at all (the connection ended, or not even that failure fits) is logged
-/// at error level and counted in ``WorkerCounters/unsent``.
+/// at error level and counted in ``WorkerCounters/unsent``. Over a connection in memory
+/// (``serve(over:coordinator:greeting:)`` with an ``InMemoryConnection``) messages pass as
+/// values, never as frames, so no frame limit applies there.
 public final class WorkerRuntime: Sendable {
     /// Who the worker is.
     public let identity: WorkerIdentity
@@ -198,7 +200,8 @@ public final class WorkerRuntime: Sendable {
     }
 
     /// Stops taking requests and closes the connection once the requests in flight are
-    /// answered (or after `timeout`); ``run(coordinator:)`` then returns.
+    /// answered (or after `timeout`); ``run(coordinator:)`` (or
+    /// ``serve(over:coordinator:greeting:)``) then returns.
     public func drain(timeout: Duration = .seconds(10)) async {
         state.withLock { $0.draining = true }
         let start = ContinuousClock.now
