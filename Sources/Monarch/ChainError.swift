@@ -3,6 +3,16 @@ import MonarchWire
 /// What one provider did with a request that it did not answer (as it travels in a `failure`).
 public typealias ProviderAttempt = FailureMessage.Attempt
 
+extension ProviderAttempt {
+    /// The attempt of `provider` that failed with `failure`, as the chain records it: a
+    /// `cancelled` failure is a cancelled attempt, any other a failed one.
+    public init(_ provider: String, failed failure: ProviderFailure) {
+        self.init(
+            provider: provider, outcome: failure.code == .cancelled ? .cancelled : .failure, code: failure.code,
+            message: failure.message)
+    }
+}
+
 /// The one error a request gets when no provider answered it: why, and what each provider
 /// asked did, in chain order.
 public struct ChainError: Error, Sendable, Equatable, CustomStringConvertible {

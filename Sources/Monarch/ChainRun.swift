@@ -82,9 +82,7 @@ struct ChainRun: Sendable {
             case .miss(let reason):
                 record(ProviderAttempt(provider: provider.name, outcome: .miss, message: reason))
             case .failure(let failure):
-                let outcome: ProviderAttempt.Outcome =
-                    failure.code == .cancelled ? .cancelled : .failure
-                record(ProviderAttempt(provider: provider.name, outcome: outcome, code: failure.code, message: failure.message))
+                record(ProviderAttempt(provider.name, failed: failure))
             }
         }
         if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }

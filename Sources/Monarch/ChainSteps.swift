@@ -94,8 +94,7 @@ package struct ChainSteps: Sendable {
         case .miss(let reason):
             attempt = ProviderAttempt(provider: provider.name, outcome: .miss, message: reason)
         case .failure(let failure):
-            let outcome: ProviderAttempt.Outcome = failure.code == .cancelled ? .cancelled : .failure
-            attempt = ProviderAttempt(provider: provider.name, outcome: outcome, code: failure.code, message: failure.message)
+            attempt = ProviderAttempt(provider.name, failed: failure)
         }
         attempts.append(attempt)
         // A relayed run tells none as it goes, as ``RelayRun`` tells none.
@@ -110,24 +109,13 @@ package struct ChainSteps: Sendable {
     package func finish(
         from step: Int, known: ProviderOutcome?, prior: [ProviderAttempt], onAttempt: (ProviderAttempt) -> Void
     ) async throws(ChainError) -> Response {
-        guard relay != nil else {
+        guard let relay else {
             return try await legRun.ask(Array(order[step...]), held: nil, prior: prior, known: known, onAttempt: onAttempt)
         }
         // As ``RelayRun`` forwards: the origins in turn, the first response the answer.
         let legs = run.providers.map(leg)
         var attempts = prior
-        for position in step..<order.count {
-            if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
-            let outcome: ProviderOutcome
-            if position == step, let known { outcome = known } else { outcome = await legs[order[position]].perform(request) }
-            switch take(outcome, at: position, attempts: &attempts, onAttempt: onAttempt) {
-            case .answer(let response): return response
-            case .exhausted(let error):
-                if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
-                throw error
-            case .ask, .finishAsync: continue
-            }
-        }
-        throw ChainError.exhausted(attempts)
+        let origins = order[step...].map { legs[$0] }
+        return relay.answer(try await RelayForwarding.firstResponse(of: origins, to: request, known: known, attempts: &attempts))
     }
 }

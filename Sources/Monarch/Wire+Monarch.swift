@@ -88,9 +88,7 @@ extension ProviderOutcome {
         case .failure(let failure):
             // A failure message has no source of its own: the source travels as its one attempt,
             // recorded as the chain records it.
-            let outcome: ProviderAttempt.Outcome =
-                failure.code == .cancelled ? .cancelled : .failure
-            let attempt = ProviderAttempt(provider: source, outcome: outcome, code: failure.code, message: failure.message)
+            let attempt = ProviderAttempt(source, failed: failure)
             return .failure(FailureMessage(
                 id: id, error: .init(code: failure.code, message: failure.message, attempts: [attempt])))
         }

@@ -29,4 +29,38 @@ struct RelayForwarding: Sendable {
         response.headers["cache-status"] = RelayRun.status(of: response, isReadOnly ? "fwd=bypass" : "fwd=method")
         return response
     }
+
+    /// Asks `origins` in turn with `request`: the first response is the answer, whatever its
+    /// status (named after the origin that gave it, when it names none); misses and failures
+    /// are added to `attempts`, and all of them missing or failing is the chain's error.
+    /// `known` is what the first of `origins` answered already (nil: it is asked).
+    ///
+    /// - Throws: ``ChainError``: `exhausted`, or `cancelled` once the task is cancelled.
+    static func firstResponse(
+        of origins: some Collection<any RequestProvider>, to request: Request, known: ProviderOutcome? = nil,
+        attempts: inout [ProviderAttempt]
+    ) async throws(ChainError) -> Response {
+        var known = known
+        for origin in origins {
+            if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
+            let outcome: ProviderOutcome
+            if let answered = known {
+                outcome = answered
+                known = nil
+            } else {
+                outcome = await origin.perform(request)
+            }
+            switch outcome {
+            case .response(var response):
+                if response.source == nil { response.source = origin.name }
+                return response
+            case .miss(let reason):
+                attempts.append(ProviderAttempt(provider: origin.name, outcome: .miss, message: reason))
+            case .failure(let failure):
+                attempts.append(ProviderAttempt(origin.name, failed: failure))
+            }
+        }
+        if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts) }
+        throw ChainError.exhausted(attempts)
+    }
 }

@@ -34,10 +34,9 @@ struct RelayRun: Sendable {
         let stores = providers.compactMap { $0 as? any ResponseStoring }
         let origins = providers.filter { !($0 is any ResponseStoring) }
         guard Self.readsStores(request, hasStores: !stores.isEmpty) else {
-            var response = try await forward(request, to: origins, attempts: &attempts)
-            // RFC 9211: forwarded for the method's sake, or passing a cache that has no key for it.
-            if !stores.isEmpty { response.headers["cache-status"] = Self.status(of: response, request.isReadOnly ? "fwd=bypass" : "fwd=method") }
-            return response
+            // No origin to forward to: every provider (none) was asked.
+            guard let relay = RelayForwarding(request, along: providers) else { throw ChainError.exhausted(attempts.list) }
+            return relay.answer(try await forward(request, to: relay.origins, attempts: &attempts))
         }
         let asked = HTTPCacheRules.requestDirectives(request.headers)
         var stored: Response?
@@ -73,23 +72,9 @@ struct RelayRun: Sendable {
 
     // MARK: - Asking the origin
 
-    /// Asks `origins` in turn with `request`: the first response wins (any status), misses
-    /// and failures pass on; all of them missing or failing is the chain's error.
+    /// Asks `origins` in turn with `request` (``RelayForwarding/firstResponse(of:to:known:attempts:)``).
     private func forward(_ request: Request, to origins: [any RequestProvider], attempts: inout Attempts) async throws(ChainError) -> Response {
-        for origin in origins {
-            if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts.list) }
-            switch await origin.perform(request) {
-            case .response(var response):
-                if response.source == nil { response.source = origin.name }
-                return response
-            case .miss(let reason):
-                attempts.record(ProviderAttempt(provider: origin.name, outcome: .miss, message: reason))
-            case .failure(let failure):
-                attempts.record(origin.name, failure)
-            }
-        }
-        if Task.isCancelled { throw ChainError(.cancelled, "the request was cancelled", attempts: attempts.list) }
-        throw ChainError.exhausted(attempts.list)
+        try await RelayForwarding.firstResponse(of: origins, to: request, attempts: &attempts.list)
     }
 
     /// Forwards `request` and keeps the answer when HTTP allows it.
@@ -278,15 +263,14 @@ struct RelayRun: Sendable {
 
     /// The misses and failures met, in order.
     struct Attempts {
-        private(set) var list: [ProviderAttempt] = []
+        var list: [ProviderAttempt] = []
 
         mutating func record(_ attempt: ProviderAttempt) {
             list.append(attempt)
         }
 
         mutating func record(_ provider: String, _ failure: ProviderFailure) {
-            let outcome: ProviderAttempt.Outcome = failure.code == .cancelled ? .cancelled : .failure
-            record(ProviderAttempt(provider: provider, outcome: outcome, code: failure.code, message: failure.message))
+            record(ProviderAttempt(provider, failed: failure))
         }
     }
 }
