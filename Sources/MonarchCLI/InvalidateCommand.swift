@@ -43,35 +43,16 @@ struct InvalidateCommand: AsyncParsableCommand {
 
     @OptionGroup var coordinator: CoordinatorOptions
 
+    /// The entries named.
+    private var choice: CacheTargetChoice {
+        CacheTargetChoice(path: path, prefix: prefix, tag: tag, key: key, keyPrefix: keyPrefix, domain: domain)
+    }
+
     func validate() throws {
-        if let problem = path.flatMap(ResourceArgument.problem(with:)) { throw ValidationError(problem) }
-        let given = [path, prefix, tag, key, keyPrefix].compactMap { $0 }
-        guard given.count == 1 else {
-            throw ValidationError("give one of PATH, --prefix PATH, --tag TAG, --key KEY or --key-prefix PREFIX\(given.isEmpty ? "" : ", not several")")
-        }
-        if let path, Self.looksLikeKey(path) {
-            throw ValidationError(
-                "\"\(path)\" looks like a raw cache key, not a path: use --key \"\(path)\", or name the path as monarch get does (monarch invalidate users/1)")
-        }
-        if domain != nil, path == nil, prefix == nil { throw ValidationError("--domain goes with PATH or --prefix") }
-        for (name, value) in [("--prefix", prefix), ("--key-prefix", keyPrefix), ("--tag", tag)] where value?.isEmpty == true {
-            throw ValidationError("\(name) must not be empty")
-        }
+        try choice.validate(for: "invalidate")
     }
 
-    /// Whether `text` reads like `METHOD DOMAIN PATH` rather than a path.
-    static func looksLikeKey(_ text: String) -> Bool {
-        let words = text.split(separator: " ", maxSplits: 2)
-        return words.count == 3 && words[0].allSatisfy { $0.isASCII && $0.isUppercase }
-    }
-
-    var target: CacheTarget {
-        if let path { return .path(path, domain: domain) }
-        if let prefix { return .pathPrefix(prefix, domain: domain) }
-        if let tag { return .tag(tag) }
-        if let key { return .key(key) }
-        return .prefix(keyPrefix ?? "")
-    }
+    var target: CacheTarget { choice.target }
 
     func run() async throws {
         _ = coordinator.config.startProcess()

@@ -52,25 +52,17 @@ struct WatchCommand: AsyncParsableCommand {
 
     @OptionGroup var coordinator: CoordinatorOptions
 
+    /// The entries named.
+    private var choice: CacheTargetChoice {
+        CacheTargetChoice(path: path, prefix: prefix, tag: tag, key: key, keyPrefix: keyPrefix, domain: domain)
+    }
+
     func validate() throws {
-        if let problem = path.flatMap(ResourceArgument.problem(with:)) { throw ValidationError(problem) }
-        let given = [path, prefix, tag, key, keyPrefix].compactMap { $0 }
-        guard given.count == 1 else {
-            throw ValidationError("give one of PATH, --prefix PATH, --tag TAG, --key KEY or --key-prefix PREFIX\(given.isEmpty ? "" : ", not several")")
-        }
-        if let path, InvalidateCommand.looksLikeKey(path) {
-            throw ValidationError("\"\(path)\" looks like a raw cache key, not a path: use --key \"\(path)\"")
-        }
+        try choice.validate(for: "watch")
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     }
 
-    var target: CacheTarget {
-        if let path { return .path(path, domain: domain) }
-        if let prefix { return .pathPrefix(prefix, domain: domain) }
-        if let tag { return .tag(tag) }
-        if let key { return .key(key) }
-        return .prefix(keyPrefix ?? "")
-    }
+    var target: CacheTarget { choice.target }
 
     func run() async throws {
         _ = coordinator.config.startProcess()

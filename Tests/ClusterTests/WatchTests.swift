@@ -63,6 +63,25 @@ struct WatchTests {
         }
     }
 
+    @Test("monarch watch and monarch invalidate refuse the same bad targets the same way (exit 64, before any connection)")
+    func badTargetsAreRefusedAlike() async throws {
+        for (arguments, problem) in [
+            ([String](), "give one of PATH"),
+            (["users/1", "--tag", "t"], "not several"),
+            (["--tag", ""], "--tag must not be empty"),
+            (["--prefix", ""], "--prefix must not be empty"),
+            (["--domain", "api", "--tag", "t"], "--domain goes with PATH or --prefix"),
+            (["GET api users/1"], "looks like a raw cache key"),
+            (["http://example.com/users/1"], "is a URL"),
+        ] {
+            for command in ["watch", "invalidate"] {
+                let result = try await Spawned.run(Executables.monarch, [command] + arguments + ["--address", "unix:/nonexistent.sock"])
+                #expect(result.status == 64, "\(command) \(arguments): \(result.stderr)")
+                #expect(result.stderr.contains(problem), "\(command) \(arguments): \(result.stderr)")
+            }
+        }
+    }
+
     @Test("Two processes: monarch watch hears of this process's fetch and invalidation; this process hears of monarch get's")
     func acrossProcesses() async throws {
         try await withTaggedOrigin { cluster, client in
