@@ -11,6 +11,7 @@ enum Executables {
     static var monarch: String { directory + "/monarch" }
     static var bundleWorker: String { directory + "/monarch-bundle-worker" }
     static var cacheWorker: String { directory + "/monarch-cache-worker" }
+    static var networkWorker: String { directory + "/monarch-network-worker" }
 }
 
 /// A child process started by a test, its output collected.

@@ -18,14 +18,10 @@ struct BundleWorkerCommand: AsyncParsableCommand {
         version: MonarchRelease.version
     )
 
-    @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
-    var coordinator: String
+    @OptionGroup var worker: WorkerOptions
 
     @Option(help: "The bundle folder.")
     var root: String
-
-    @Option(help: "The worker's name in logs and status reports, unique in its pool (default: bundle@HOSTNAME).")
-    var name: String?
 
     @Option(help: "Simulated latency in milliseconds before every answer (fixtures that behave like a slow network).")
     var latencyMs: UInt64 = 0
@@ -38,24 +34,15 @@ struct BundleWorkerCommand: AsyncParsableCommand {
     @Flag(help: "Serve paths with a component starting with \".\" (.env, .git/config); by default they are misses, like files that are not there.")
     var serveDotfiles = false
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
-
     func validate() throws {
         guard maxFileBytes >= 0 else { throw ValidationError("--max-file-bytes must be 0 or more") }
     }
 
     func run() async throws {
-        ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
-        FreedMemory.returnPeriodically()
-        let identity = WorkerIdentity(kind: "bundle", name: name, token: WorkerIdentity.tokenFromEnvironment)
+        worker.setUpProcess()
+        let identity = WorkerIdentity(kind: "bundle", name: worker.name, token: WorkerIdentity.tokenFromEnvironment)
         let logger = Logger(label: identity.name)
-        let address: SocketAddress
-        do {
-            address = try SocketAddress(parsing: coordinator)
-        } catch {
-            throw ValidationError("--coordinator: \(error)")
-        }
+        let address = try worker.coordinatorAddress()
         let loop = try EventLoop(name: "monarch-bundle-worker")
         defer { _ = loop.shutdown() }
         let store: BundleStore

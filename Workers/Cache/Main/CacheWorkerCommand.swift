@@ -18,20 +18,14 @@ struct CacheWorkerCommand: AsyncParsableCommand {
         discussion: """
             Give exactly one of --store sqlite:PATH (entries survive restarts; an acknowledged store is on disk), \
             --store redis://HOST:PORT/DB (shared with the other cache workers using it; the password, if any, in \
-            MONARCH_REDIS_PASSWORD) and --memory-only. Exits when the coordinator closes the connection; SIGTERM or \
-            SIGINT finishes the requests in flight first.
+            MONARCH_REDIS_PASSWORD) and --memory-only. The coordinator shards cache keys on the workers' names: keep \
+            a worker's --name across restarts. Exits when the coordinator closes the connection; SIGTERM or SIGINT \
+            finishes the requests in flight first.
             """,
         version: MonarchRelease.version
     )
 
-    @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
-    var coordinator: String
-
-    @Option(help: "The worker's name in logs and status reports, unique in its pool: the coordinator shards keys on it (default: cache@HOSTNAME).")
-    var name: String?
-
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @OptionGroup var worker: WorkerOptions
 
     @Option(help: "The store behind memory: sqlite:PATH (its folder is created when missing, 0700; the file and its -wal and -shm are 0600), or redis://HOST:PORT/DB.")
     var store: String?
@@ -99,19 +93,13 @@ struct CacheWorkerCommand: AsyncParsableCommand {
         _ = try budget
         guard storeMaxPending >= 1 else { throw ValidationError("--store-max-pending: expected at least 1, got \(storeMaxPending)") }
         guard storeTimeoutMs >= 1 else { throw ValidationError("--store-timeout-ms: expected at least 1, got \(storeTimeoutMs)") }
-        do {
-            _ = try SocketAddress(parsing: coordinator)
-        } catch {
-            throw ValidationError("--coordinator: \(error)")
-        }
     }
 
     func run() async throws {
-        ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
-        FreedMemory.returnPeriodically()
-        let identity = WorkerIdentity(kind: "cache", name: name, token: WorkerIdentity.tokenFromEnvironment)
+        worker.setUpProcess()
+        let identity = WorkerIdentity(kind: "cache", name: worker.name, token: WorkerIdentity.tokenFromEnvironment)
         let logger = Logger(label: identity.name)
-        let address = try SocketAddress(parsing: coordinator)
+        let address = try worker.coordinatorAddress()
         let choice = try storeChoice
         let budget = try budget
         let keepStale = Duration.seconds(Int64(clamping: keepStaleSeconds))

@@ -22,11 +22,7 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         version: MonarchRelease.version
     )
 
-    @Option(help: "The coordinator's worker address: unix:PATH or tcp:HOST:PORT.")
-    var coordinator: String
-
-    @Option(help: "The worker's name in logs and status reports, unique in its pool (default: network@HOSTNAME).")
-    var name: String?
+    @OptionGroup var worker: WorkerOptions
 
     @Option(help: "An upstream that may be contacted, as HOST:PORT ([ADDRESS]:PORT for IPv6). Repeatable.")
     var allow: [String] = []
@@ -56,9 +52,6 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
         discussion: "The coordinator sends no more than this, and no more than --max-host-connections for any one upstream host (announced too), and queues the rest, taking turns between clients: one client's slow requests to one host never hold up requests to other hosts, nor wait ahead of another client's requests to the same host inside libcurl."))
     var capacity: Int = 256
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
-
     func validate() throws {
         guard retries >= 0 else { throw ValidationError("--retries must be 0 or more") }
         guard maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
@@ -69,21 +62,15 @@ struct NetworkWorkerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        ProcessSetup.start(logLevel: Logger.Level(rawValue: logLevel) ?? .info)
-        FreedMemory.returnPeriodically()
+        worker.setUpProcess()
         guard CurlLibrary.initialize() else {
             throw ValidationError("libcurl could not be initialised")
         }
         let identity = WorkerIdentity(
-            kind: "network", name: name, capacity: capacity, hostCapacity: maxHostConnections,
+            kind: "network", name: worker.name, capacity: capacity, hostCapacity: maxHostConnections,
             token: WorkerIdentity.tokenFromEnvironment)
         let logger = Logger(label: identity.name)
-        let address: SocketAddress
-        do {
-            address = try SocketAddress(parsing: coordinator)
-        } catch {
-            throw ValidationError("--coordinator: \(error)")
-        }
+        let address = try worker.coordinatorAddress()
         let allowlist: UpstreamAllowlist
         do {
             allowlist = try UpstreamAllowlist(parsing: allow)
