@@ -245,13 +245,14 @@ let package = Package(
             name: "MonarchBundleTests",
             dependencies: [
                 "Monarch", "MonarchBundle", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker", "TestOrigins",
+                "TestWorkerHarness",
             ]
         ),
         .testTarget(
             name: "MonarchCacheTests",
             dependencies: [
                 "CSQLite", "Monarch", "MonarchCache", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker",
-                "TestOrigins", logging,
+                "TestOrigins", "TestWorkerHarness", logging,
             ]
         ),
         // Starts its own HTTP origins (Python scripts in Origin/) on 127.0.0.1.
@@ -259,7 +260,7 @@ let package = Package(
             name: "MonarchNetworkTests",
             dependencies: [
                 "Monarch", "MonarchNetwork", "MonarchLoop", "MonarchTransport", "MonarchWire", "MonarchWorker", "TestOrigins",
-                "TestWaiting",
+                "TestWaiting", "TestWorkerHarness",
             ]
         ),
         // What the tests share: HTTP servers they start on 127.0.0.1 (a small origin written for
@@ -267,6 +268,10 @@ let package = Package(
         .target(name: "TestOrigins", dependencies: ["CTestSpawn"], path: "Tests/TestOrigins", exclude: ["Origin"]),
         // Waiting on a condition with a deadline, for every test target that waits.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
+        // The coordinator's side of worker connections, played by the worker tests.
+        .target(
+            name: "TestWorkerHarness", dependencies: ["MonarchLoop", "MonarchTransport", "MonarchWire"],
+            path: "Tests/TestWorkerHarness"),
         // pipe2 and posix_spawn_file_actions_addclosefrom_np, which need _GNU_SOURCE.
         .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         // Integration: the real `monarch` and worker executables on temporary sockets.

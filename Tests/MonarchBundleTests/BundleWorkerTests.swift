@@ -6,51 +6,24 @@ import MonarchTransport
 import MonarchWire
 import MonarchWorker
 import TestOrigins
+import TestWorkerHarness
 import Testing
 
-/// The coordinator, played by a test: a listener on a Unix socket, and the worker connections
-/// it accepts, each welcomed with the test's `welcome`.
-private struct PlayedCoordinator {
-    let address: SocketAddress
-    let listener: Listener
-    private let accepted: AsyncStream<AsyncFrameConnection>
-
-    init(in folder: String, on loop: EventLoop) async throws {
-        let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
-        let address = SocketAddress.unix(path: folder + "/coordinator.sock")
-        self.listener = try await loop.submit {
-            try Listener(address: address, on: loop) { stream in
-                continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
-            }
-        }
-        self.address = address
-        self.accepted = accepted
-    }
-
+extension PlayedCoordinator {
     /// The next worker to dial in, once it said hello (of kind `bundle`) and got `welcome`.
     func accept(_ welcome: Welcome) async throws -> AsyncFrameConnection {
-        var connections = accepted.makeAsyncIterator()
-        let worker = try #require(await connections.next())
-        guard case .hello(let hello)? = try await worker.nextMessage() else { throw Unexpected("no hello") }
+        let (worker, hello) = try await welcomeNextWorker(welcome)
         #expect(hello.kind == "bundle")
-        try await worker.send(.welcome(welcome))
         return worker
     }
 
     /// The next worker to dial in, once it said hello and got `refusal`; the connection is
     /// left open.
     func refuse(_ refusal: ErrorMessage) async throws -> AsyncFrameConnection {
-        var connections = accepted.makeAsyncIterator()
-        let worker = try #require(await connections.next())
-        guard case .hello? = try await worker.nextMessage() else { throw Unexpected("no hello") }
+        let (worker, _) = try await nextWorker()
         try await worker.send(.error(refusal))
         return worker
     }
-}
-
-private struct Unexpected: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Sends a GET for `path` and returns the answer.
@@ -98,7 +71,7 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
 
             await worker.close()
             try await serving.value
-            await coordinator.listener.closeAndWait()
+            await coordinator.close()
         }
     }
 
@@ -119,7 +92,7 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
             // The worker's end closed: what the coordinator reads next is the end of the stream.
             #expect(try await worker.nextMessage() == nil)
             await worker.close()
-            await coordinator.listener.closeAndWait()
+            await coordinator.close()
         }
     }
 
@@ -154,7 +127,7 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
 
             await worker.close()
             try await serving.value
-            await coordinator.listener.closeAndWait()
+            await coordinator.close()
         }
     }
 
@@ -202,7 +175,7 @@ private func get(_ path: String, id: MessageID, on worker: AsyncFrameConnection)
             let exit = try await process.waitForExit(timeout: .seconds(20))
             #expect(exit != nil)
             #expect(exit == .exited(0))
-            await coordinator.listener.closeAndWait()
+            await coordinator.close()
         }
     }
 }

@@ -5,6 +5,7 @@ import MonarchNetwork
 import MonarchTransport
 import MonarchWire
 import MonarchWorker
+import TestWorkerHarness
 import Testing
 
 #if canImport(Glibc)
@@ -20,7 +21,7 @@ import Glibc
     private struct Session {
         let worker: AsyncFrameConnection
         let serving: Task<Void, any Error>
-        let listener: Listener
+        let played: PlayedCoordinator
         let folder: String
 
         static func start(_ provider: NetworkProvider, on loop: EventLoop, welcome: Welcome) async throws -> Session {
@@ -29,23 +30,14 @@ import Glibc
                 throw Unexpected("mkdtemp failed")
             }
             let folder = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            let (accepted, continuation) = AsyncStream.makeStream(of: AsyncFrameConnection.self)
-            let address = SocketAddress.unix(path: folder + "/coordinator.sock")
-            let listener = try await loop.submit {
-                try Listener(address: address, on: loop) { stream in
-                    continuation.yield(AsyncFrameConnection(FrameConnection(stream: stream)))
-                }
-            }
+            let played = try await PlayedCoordinator(in: folder, on: loop)
             let runtime = WorkerRuntime(
                 identity: WorkerIdentity(kind: "network"), provider: provider, loop: loop,
                 logger: .init(label: "network-test")
             ) { limits in provider.limitBodies(toFitFrameBodiesOf: limits.maxBodyBytes) }
-            let serving = Task { try await runtime.run(coordinator: address) }
-            var connections = accepted.makeAsyncIterator()
-            let worker = try #require(await connections.next())
-            guard case .hello? = try await worker.nextMessage() else { throw Unexpected("no hello") }
-            try await worker.send(.welcome(welcome))
-            return Session(worker: worker, serving: serving, listener: listener, folder: folder)
+            let serving = Task { try await runtime.run(coordinator: played.address) }
+            let (worker, _) = try await played.welcomeNextWorker(welcome)
+            return Session(worker: worker, serving: serving, played: played, folder: folder)
         }
 
         /// Asks for `upstream` and returns the answer.
@@ -57,7 +49,7 @@ import Glibc
         func finish() async throws {
             await worker.close()
             try await serving.value
-            await listener.closeAndWait()
+            await played.close()
             try? FileManager.default.removeItem(atPath: folder)
         }
     }
