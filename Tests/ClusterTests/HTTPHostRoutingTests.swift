@@ -14,30 +14,25 @@ struct HTTPHostRoutingTests {
     /// below `b.test`, `/tagged/any` for the rest (each answers `NAME N`, N its hits); `upload`
     /// takes bodies of 4MB, `post` those of `limits.httpBody` (1MB); 127.0.0.1 may PURGE.
     private func withSites(_ body: (UInt16) async throws -> Void) async throws {
-        let origin = try await TestServerProcess.origin()
-        let configuration = """
-            listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
-            domains: {sites: [cache, network]}
-            routes:
-              - {match: page, host: a.test, domain: sites, upstream: "\(origin.url("/tagged/site-a"))", ttl: 60s}
-              - {match: page, host: "*.b.test", domain: sites, upstream: "\(origin.url("/tagged/site-b"))", ttl: 60s}
-              - {match: page, domain: sites, upstream: "\(origin.url("/tagged/any"))", ttl: 60s}
-              - {match: upload, domain: sites, upstream: "\(origin.url("/echo"))", httpBody: 4MB}
-              - {match: post, domain: sites, upstream: "\(origin.url("/echo"))"}
-            workers: {cache: {memory: 8MB}, network: {allow: ["\(origin.allowEntry)"]}}
-            http: {purgeFrom: [127.0.0.1]}
+        try await TestServerProcess.withOrigin { origin in
+            let configuration = """
+                listen: {clients: unix:run/c.sock, workers: unix:run/w.sock, http: tcp:127.0.0.1:0}
+                domains: {sites: [cache, network]}
+                routes:
+                  - {match: page, host: a.test, domain: sites, upstream: "\(origin.url("/tagged/site-a"))", ttl: 60s}
+                  - {match: page, host: "*.b.test", domain: sites, upstream: "\(origin.url("/tagged/site-b"))", ttl: 60s}
+                  - {match: page, domain: sites, upstream: "\(origin.url("/tagged/any"))", ttl: 60s}
+                  - {match: upload, domain: sites, upstream: "\(origin.url("/echo"))", httpBody: 4MB}
+                  - {match: post, domain: sites, upstream: "\(origin.url("/echo"))"}
+                workers: {cache: {memory: 8MB}, network: {allow: ["\(origin.allowEntry)"]}}
+                http: {purgeFrom: [127.0.0.1]}
 
-            """
-        do {
+                """
             try await ClusterGate.inTurn {
                 let errors = try await HTTPListenerCluster.run(configuration: configuration) { port, _ in try await body(port) }
                 #expect(!errors.contains("error"), "\(errors)")
             }
-        } catch {
-            await origin.stop()
-            throw error
         }
-        await origin.stop()
     }
 
     /// `METHOD /PATH HTTP/1.1` for `host` (no Host line when nil), with `headers`, closing.

@@ -31,25 +31,13 @@ private func purgeConfig(origin: TestServerProcess, purgeFrom: String?) -> Clust
 private func withPurgeCluster(
     purgeFrom: String?, _ body: (TestCluster, MonarchClient, UInt16) async throws -> Void
 ) async throws {
-    let origin = try await TestServerProcess.origin()
-    do {
+    try await TestServerProcess.withOrigin { origin in
         try await TestCluster.with(purgeConfig(origin: origin, purgeFrom: purgeFrom)) { cluster in
             let ready = try await cluster.up.waitForOutput(containing: "http on tcp:127.0.0.1:")
             let port = try #require(HTTPFetch.port(inOutput: ready))
-            let client = try await cluster.connect()
-            do {
-                try await body(cluster, client, port)
-            } catch {
-                await client.close()
-                throw error
-            }
-            await client.close()
+            try await cluster.withClient { client in try await body(cluster, client, port) }
         }
-    } catch {
-        await origin.stop()
-        throw error
     }
-    await origin.stop()
 }
 
 /// The body of `path`'s answer through `client` (`policy` when given), and whether it was stale.

@@ -38,23 +38,11 @@ private func networkConfig(origin: TestServerProcess, networkCount: Int = 1) -> 
 private func withOriginCluster(
     networkCount: Int = 1, _ body: (TestCluster, TestServerProcess, MonarchClient) async throws -> Void
 ) async throws {
-    let origin = try await TestServerProcess.origin()
-    do {
+    try await TestServerProcess.withOrigin { origin in
         try await TestCluster.with(networkConfig(origin: origin, networkCount: networkCount)) { cluster in
-            let client = try await cluster.connect()
-            do {
-                try await body(cluster, origin, client)
-            } catch {
-                await client.close()
-                throw error
-            }
-            await client.close()
+            try await cluster.withClient { client in try await body(cluster, origin, client) }
         }
-    } catch {
-        await origin.stop()
-        throw error
     }
-    await origin.stop()
 }
 
 /// The origin's counters, fetched through the cluster itself (`/stats` is `no-store`).

@@ -39,18 +39,13 @@ struct RedisWatchTests {
     func watchesAcrossCoordinators() async throws {
         let redis = try await TestRedis.start()
         defer { Task { await redis.remove() } }
-        let origin = try await TestServerProcess.origin()
-        do {
+        try await TestServerProcess.withOrigin { origin in
             try await TestCluster.with(sharedRedisConfig(redis.url(), origin: origin)) { first in
                 try await TestCluster.with(sharedRedisConfig(redis.url(), origin: origin)) { second in
                     try await watchAndChange(first: first, second: second)
                 }
             }
-        } catch {
-            await origin.stop()
-            throw error
         }
-        await origin.stop()
     }
 
     private func watchAndChange(first: TestCluster, second: TestCluster) async throws {

@@ -35,23 +35,11 @@ func taggedOriginConfig(origin: TestServerProcess, extraLimits: [String] = []) -
 func withTaggedOrigin(
     extraLimits: [String] = [], _ body: (TestCluster, MonarchClient) async throws -> Void
 ) async throws {
-    let origin = try await TestServerProcess.origin()
-    do {
+    try await TestServerProcess.withOrigin { origin in
         try await TestCluster.with(taggedOriginConfig(origin: origin, extraLimits: extraLimits)) { cluster in
-            let client = try await cluster.connect()
-            do {
-                try await body(cluster, client)
-            } catch {
-                await client.close()
-                throw error
-            }
-            await client.close()
+            try await cluster.withClient { client in try await body(cluster, client) }
         }
-    } catch {
-        await origin.stop()
-        throw error
     }
-    await origin.stop()
 }
 
 private func text(_ result: Result<Response, ChainError>) -> String? {

@@ -39,6 +39,20 @@ public final class TestServerProcess: Sendable {
         try await offPool { try TestServerProcess(script: "origin.py") }
     }
 
+    /// Runs `body` with the test origin (``origin()``) started, and stops it afterwards,
+    /// whether `body` returns or throws.
+    public static func withOrigin<T>(_ body: (TestServerProcess) async throws -> T) async throws -> T {
+        let origin = try await Self.origin()
+        do {
+            let result = try await body(origin)
+            await origin.stop()
+            return result
+        } catch {
+            await origin.stop()
+            throw error
+        }
+    }
+
     /// httpbin (`Origin/httpbin_server.py`), started off the cooperative thread pool.
     public static func httpbin() async throws -> TestServerProcess {
         try await offPool { try TestServerProcess(script: "httpbin_server.py", quiet: true) }

@@ -30,17 +30,12 @@ func clientOriginConfig(origin: TestServerProcess) -> ClusterOptions {
 
 /// Runs `body` with the test origin and a cluster in front of it (see ``clientOriginConfig(origin:)``).
 func withClientOriginCluster(_ body: (TestCluster, TestServerProcess) async throws -> Void) async throws {
-    let origin = try await TestServerProcess.origin()
-    do {
+    try await TestServerProcess.withOrigin { origin in
         try await TestCluster.with(clientOriginConfig(origin: origin)) { cluster in
             for (path, bytes) in ClusterOptions.files { try cluster.folder.write("Bundle/" + path, bytes) }
             try await body(cluster, origin)
         }
-    } catch {
-        await origin.stop()
-        throw error
     }
-    await origin.stop()
 }
 
 /// `{"value": N}` from the origin's `/counter`.

@@ -226,17 +226,25 @@ final class TestCluster: Sendable {
         return try await within(40, "connecting to \(address)") { try await MonarchClient.connect(to: address, options: given) }
     }
 
-    /// The status report, over a connection of its own.
-    func status() async throws -> ClusterStatus {
-        let client = try await connect()
+    /// Runs `body` with a new client connection (``connect(options:)``), and closes it
+    /// afterwards, whether `body` returns or throws.
+    func withClient<T>(
+        options: MonarchClient.Options = MonarchClient.Options(), _ body: (MonarchClient) async throws -> T
+    ) async throws -> T {
+        let client = try await connect(options: options)
         do {
-            let status = try await status(via: client)
+            let result = try await body(client)
             await client.close()
-            return status
+            return result
         } catch {
             await client.close()
             throw error
         }
+    }
+
+    /// The status report, over a connection of its own.
+    func status() async throws -> ClusterStatus {
+        try await withClient { client in try await status(via: client) }
     }
 
     /// The status report, over `client`.
