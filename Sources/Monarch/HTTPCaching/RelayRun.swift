@@ -30,12 +30,12 @@ struct RelayRun: Sendable {
 
     /// The answer: a stored or forwarded response, or the error listing every attempt.
     func answer() async throws(ChainError) -> Response {
-        var attempts = Attempts()
+        var attempts: [ProviderAttempt] = []
         let stores = providers.compactMap { $0 as? any ResponseStoring }
         let origins = providers.filter { !($0 is any ResponseStoring) }
         guard Self.readsStores(request, hasStores: !stores.isEmpty) else {
             // No origin to forward to: every provider (none) was asked.
-            guard let relay = RelayForwarding(request, along: providers) else { throw ChainError.exhausted(attempts.list) }
+            guard let relay = RelayForwarding(request, along: providers) else { throw ChainError.exhausted(attempts) }
             return relay.answer(try await forward(request, to: relay.origins, attempts: &attempts))
         }
         let asked = HTTPCacheRules.requestDirectives(request.headers)
@@ -44,7 +44,7 @@ struct RelayRun: Sendable {
             switch await store.perform(request) {
             case .response(let response): stored = response
             case .miss: continue
-            case .failure(let failure): attempts.record(store.name, failure)
+            case .failure(let failure): attempts.append(ProviderAttempt(store.name, failed: failure))
             }
             if stored != nil { break }
         }
@@ -73,14 +73,14 @@ struct RelayRun: Sendable {
     // MARK: - Asking the origin
 
     /// Asks `origins` in turn with `request` (``RelayForwarding/firstResponse(of:to:known:attempts:)``).
-    private func forward(_ request: Request, to origins: [any RequestProvider], attempts: inout Attempts) async throws(ChainError) -> Response {
-        try await RelayForwarding.firstResponse(of: origins, to: request, attempts: &attempts.list)
+    private func forward(_ request: Request, to origins: [any RequestProvider], attempts: inout [ProviderAttempt]) async throws(ChainError) -> Response {
+        try await RelayForwarding.firstResponse(of: origins, to: request, attempts: &attempts)
     }
 
     /// Forwards `request` and keeps the answer when HTTP allows it.
     private func fetchAndKeep(
         _ request: Request, stores: [any ResponseStoring], origins: [any RequestProvider], forward reason: String,
-        attempts: inout Attempts
+        attempts: inout [ProviderAttempt]
     ) async throws(ChainError) -> Response {
         let requestedAt = clock.nowMs / 1000
         var response = try await forward(request, to: origins, attempts: &attempts)
@@ -94,7 +94,7 @@ struct RelayRun: Sendable {
     /// where `stale-if-error` allows, anything else replaces it.
     private func revalidate(
         _ stored: Response, age: Int64, lifetime: Int64, reason: String, stores: [any ResponseStoring],
-        origins: [any RequestProvider], attempts: inout Attempts
+        origins: [any RequestProvider], attempts: inout [ProviderAttempt]
     ) async throws(ChainError) -> Response {
         let etag = HTTPCacheRules.value("etag", in: stored.headers)
         let modified = HTTPCacheRules.value("last-modified", in: stored.headers)
@@ -146,7 +146,7 @@ struct RelayRun: Sendable {
     /// a 5xx or a failure may be answered with `stored` where `stale-if-error` allows.
     private func fetchOrStale(
         _ request: Request, stored: Response, age: Int64, lifetime: Int64, reason: String, stores: [any ResponseStoring],
-        origins: [any RequestProvider], attempts: inout Attempts
+        origins: [any RequestProvider], attempts: inout [ProviderAttempt]
     ) async throws(ChainError) -> Response {
         let staleOnError = HTTPCacheRules.mayServeStaleOnError(
             storedHeaders: stored.headers, staleness: age - lifetime, requestHeaders: request.headers)
@@ -187,7 +187,7 @@ struct RelayRun: Sendable {
         let (refreshes, age) = (self.refreshes, currentAge(of: stale))
         let lifetime = lifetime(of: stale, receivedAt: clock.nowMs / 1000 - age)
         let started = background.start {
-            var attempts = Attempts()
+            var attempts: [ProviderAttempt] = []
             _ = try? await refresh.revalidate(
                 stale, age: age, lifetime: lifetime, reason: "fwd=stale", stores: stores, origins: origins, attempts: &attempts)
             refreshes.finish(key)
@@ -259,18 +259,5 @@ struct RelayRun: Sendable {
             status: 504,
             headers: ["content-type": "text/plain; charset=utf-8", "cache-status": "\(Self.cacheName); fwd=miss; detail=only-if-cached"],
             body: Data("Gateway Timeout: the request is only-if-cached, and \(why)\n".utf8), source: Self.cacheName, cacheable: false)
-    }
-
-    /// The misses and failures met, in order.
-    struct Attempts {
-        var list: [ProviderAttempt] = []
-
-        mutating func record(_ attempt: ProviderAttempt) {
-            list.append(attempt)
-        }
-
-        mutating func record(_ provider: String, _ failure: ProviderFailure) {
-            record(ProviderAttempt(provider, failed: failure))
-        }
     }
 }
