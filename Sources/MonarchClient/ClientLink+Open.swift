@@ -26,8 +26,6 @@ extension ClientLink {
         }
         let welcome = try await welcome(on: connection, from: "\(address)", within: handshakeTimeout) {
             try await connection.send(.hello(Hello(role: .client, token: token, pid: Int(getpid()), features: WireFeature.supported)))
-        } adopting: { welcome in
-            try await connection.adopt(welcome)
         }
         return started(over: connection, welcome: welcome, heartbeat: heartbeat, onPush: onPush, onEnd: onEnd)
     }
@@ -49,16 +47,15 @@ extension ClientLink {
             connection.close()
             throw .transport(.init(.cannotConnect, "\(name): \(error)"))
         }
-        let welcome = try await welcome(on: wrapped, from: name, within: handshakeTimeout) {} adopting: { _ in }
+        let welcome = try await welcome(on: wrapped, from: name, within: handshakeTimeout) {}
         return started(over: wrapped, welcome: welcome, heartbeat: heartbeat, onPush: onPush, onEnd: onEnd)
     }
 
-    /// Runs `greet`, then reads the coordinator's welcome and runs `adopt` with it, all within
-    /// `timeout` (a coordinator that accepts but never answers must not hold the dial); closes
-    /// `connection` on any failure.
+    /// Runs `greet`, then reads the coordinator's welcome and adopts it
+    /// (``AsyncMessageConnection/adopt(_:)``), all within `timeout` (a coordinator that accepts
+    /// but never answers must not hold the dial); closes `connection` on any failure.
     private static func welcome(
-        on connection: AsyncMessageConnection, from name: String, within timeout: Duration,
-        greet: () async throws -> Void, adopting adopt: (Welcome) async throws -> Void
+        on connection: AsyncMessageConnection, from name: String, within timeout: Duration, greet: () async throws -> Void
     ) async throws(MonarchError) -> Welcome {
         let watchdog = Task {
             try await Task.sleep(for: timeout)
@@ -69,7 +66,7 @@ extension ClientLink {
             try await greet()
             switch try await connection.nextMessage() {
             case .welcome(let welcome):
-                try await adopt(welcome)
+                try await connection.adopt(welcome)
                 return welcome
             case .error(let error):
                 throw MonarchError.transport(.init(.cannotConnect, "\(name) refused: \(error.code.rawValue): \(error.message)"))
