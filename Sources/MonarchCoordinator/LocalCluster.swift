@@ -69,13 +69,7 @@ public final class LocalCluster: Sendable {
         }
         defer { _ = loop.shutdown() }
         let (stops, stop) = AsyncStream<Stop>.makeStream()
-        let started: Result<(Coordinator, Supervisor, [LoopSignal]), ClusterError>
-        do {
-            started = try await loop.submit { [self] in Result { () throws(ClusterError) in try start(on: loop, stop: stop) } }
-        } catch {
-            throw ClusterError("the event loop stopped: \(error)")
-        }
-        let (coordinator, supervisor, signals) = try started.get()
+        let (coordinator, supervisor, signals) = try await start(on: loop, stop: stop)
 
         var reason: Stop = .signal
         var impatient = false
@@ -83,13 +77,13 @@ public final class LocalCluster: Sendable {
             reason = next
             break
         }
+        let door = frontDoor.withLock { $0 }
         switch reason {
         case .signal:
             notifier.stopping()
             logger.info("stopping: answering the requests in flight (second signal stops at once)")
             // No new HTTP connections while draining (those open are answered 503 and closed).
-            let door = frontDoor.withLock { $0 }
-            try? await loop.submit { door?.assumeIsolated { $0.stopListening() } }
+            await door?.stopListening()
             // A second signal ends the wait for the drain, and the workers' grace.
             let impatience = Task { () -> Bool in
                 for await next in stops {
@@ -110,12 +104,9 @@ public final class LocalCluster: Sendable {
         }
         // Workers exit once their connections close: tell the supervisor first, so it does not
         // take that for a crash.
-        let frontDoor = self.frontDoor.withLock { $0 }
-        try? await loop.submit {
-            supervisor.assumeIsolated { $0.stopping = true }
-            frontDoor?.assumeIsolated { $0.close() }
-            coordinator.close()
-        }
+        await supervisor.expectExits()
+        await door?.close()
+        try? await loop.submit { coordinator.close() }
         await supervisor.stopAll(grace: impatient ? .zero : .seconds(5))
         try? await loop.submit { for signal in signals { signal.close() } }
         stop.finish()
@@ -172,10 +163,78 @@ public final class LocalCluster: Sendable {
         return registry
     }
 
-    /// Listens, starts the workers, watches the signals. Loop thread.
+    /// Listens, starts the workers, watches the signals. A failure to start a worker is
+    /// yielded to `stop` (``run()`` then stops what did start); any other failure closes what
+    /// was opened and is thrown.
     private func start(
         on loop: EventLoop, stop: AsyncStream<Stop>.Continuation
-    ) throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
+    ) async throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
+        let (coordinator, supervisor, clientAddresses) = try await onLoop(loop) { [self] () throws(ClusterError) in
+            try openCoordinator(on: loop)
+        }
+        let door = configuration.listen.http.isEmpty ? nil : HTTPFrontDoor(coordinator: coordinator, logger: logger)
+        if let door {
+            do {
+                try await door.start()
+            } catch {
+                await door.close()
+                try? await loop.submit { coordinator.close() }
+                throw ClusterError("\(error)")
+            }
+            frontDoor.withLock { $0 = door }
+        }
+        let httpAddresses = await door?.boundAddresses ?? []
+        let readyLine = "monarch: ready — clients on \(clientAddresses.map(\.description).joined(separator: ", "))"
+            + (httpAddresses.isEmpty ? "" : "; http on " + httpAddresses.map(\.description).joined(separator: ", "))
+            + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
+        let signals: [LoopSignal]
+        do throws(ClusterError) {
+            signals = try await onLoop(loop) { [self] () throws(ClusterError) in
+                try watchSignals(on: loop, stop: stop, coordinator: coordinator, supervisor: supervisor, ready: readyLine)
+            }
+        } catch {
+            await door?.close()
+            try? await loop.submit { coordinator.close() }
+            throw error
+        }
+        // At most this many local workers start at once, not yet registered (as a scale's do):
+        // more would overflow the handshake slots and be turned away.
+        let limits = configuration.limits
+        let startsAtOnce = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
+        do throws(ClusterError) {
+            try await supervisor.startUp(
+                atOnce: startsAtOnce, ready: { [self] in ready(readyLine) }, failed: { stop.yield(.failed($0)) },
+                exitedEarly: { launch, exit in
+                    stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
+                })
+        } catch {
+            // Some workers may have started: `run` stops them, closes the signals and the
+            // coordinator as at any stop, then throws this, so no process or handle is left.
+            stop.yield(.failed(error))
+        }
+        return (coordinator, supervisor, signals)
+    }
+
+    /// Runs `work` on the loop thread and returns its result; a loop that has stopped is a
+    /// ``ClusterError``.
+    private func onLoop<T: Sendable>(
+        _ loop: EventLoop, _ work: @escaping @Sendable () throws(ClusterError) -> T
+    ) async throws(ClusterError) -> T {
+        let result: Result<T, ClusterError>
+        do {
+            result = try await loop.submit { Result { () throws(ClusterError) in try work() } }
+        } catch {
+            throw ClusterError("the event loop stopped: \(error)")
+        }
+        return try result.get()
+    }
+
+    /// The coordinator listening (and serving metrics when configured), with its supervisor,
+    /// which starts no worker yet, and the addresses clients reach it on. On a failure nothing
+    /// is left open. Loop thread.
+    private func openCoordinator(
+        on loop: EventLoop
+    ) throws(ClusterError) -> (Coordinator, Supervisor, clientAddresses: [SocketAddress]) {
         let registry = configuration.metrics.map { _ in Self.bootstrapMetrics() }
         let coordinator: Coordinator
         do {
@@ -183,7 +242,6 @@ public final class LocalCluster: Sendable {
         } catch {
             throw ClusterError("invalid configuration: \(error)")
         }
-        let door = configuration.listen.http.isEmpty ? nil : HTTPFrontDoor(coordinator: coordinator, logger: logger)
         do {
             try coordinator.start()
             if let registry { try coordinator.startMetrics(registry: registry) }
@@ -192,15 +250,6 @@ public final class LocalCluster: Sendable {
             coordinator.close()
             throw ClusterError("cannot listen: \(error)")
         }
-        do {
-            try door?.assumeIsolated { door in try door.start() }
-        } catch {
-            door?.assumeIsolated { $0.close() }
-            coordinator.close()
-            throw ClusterError("\(error)")
-        }
-        frontDoor.withLock { $0 = door }
-        let httpAddresses = door?.assumeIsolated { $0.boundAddresses } ?? []
         let executableDirectory = self.executableDirectory
         let logLevel = logger.logLevel.rawValue
         let workerAddress = coordinator.workerAddress!
@@ -216,18 +265,26 @@ public final class LocalCluster: Sendable {
                 logLevel: logLevel)
         }
         coordinator.supervisor = supervisor
-        let readyLine = "monarch: ready — clients on \(coordinator.clientAddresses.map(\.description).joined(separator: ", "))"
-            + (httpAddresses.isEmpty ? "" : "; http on " + httpAddresses.map(\.description).joined(separator: ", "))
-            + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
+        // A callback the coordinator makes on the loop thread, the supervisor's executor.
         coordinator.onWorkerRegistered = { info in
             supervisor.assumeIsolated { $0.startupWorkerRegistered(info.id) }
         }
+        return (coordinator, supervisor, coordinator.clientAddresses)
+    }
+
+    /// SIGINT and SIGTERM stop the cluster; SIGHUP reloads the configuration when it can be
+    /// read again. On a failure no signal is left watched. Loop thread.
+    private func watchSignals(
+        on loop: EventLoop, stop: AsyncStream<Stop>.Continuation, coordinator: Coordinator, supervisor: Supervisor,
+        ready readyLine: String
+    ) throws(ClusterError) -> [LoopSignal] {
         var signals: [LoopSignal] = []
         do {
             for number in [SIGINT, SIGTERM] {
                 signals.append(try LoopSignal(number, on: loop) { stop.yield(.signal) })
             }
             if let reread {
+                // A libuv callback on the loop thread, the supervisor's executor.
                 signals.append(try LoopSignal(SIGHUP, on: loop) { [self] in
                     reload(
                         coordinator, reading: reread, ready: readyLine,
@@ -236,29 +293,8 @@ public final class LocalCluster: Sendable {
             }
         } catch {
             for signal in signals { signal.close() }
-            door?.assumeIsolated { $0.close() }
-            coordinator.close()
             throw ClusterError("cannot watch signals: \(error)")
         }
-        // At most this many local workers start at once, not yet registered (as a scale's do):
-        // more would overflow the handshake slots and be turned away.
-        let startsAtOnce = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
-        do {
-            try supervisor.assumeIsolated { supervisor in
-                supervisor.onStartupExit = { launch, exit in
-                    stop.yield(.failed(ClusterError("the \(launch.kind) worker \(launch.name) \(exit) before it registered")))
-                }
-                return Result { () throws(ClusterError) in
-                    try supervisor.startUp(
-                        atOnce: startsAtOnce, ready: { [self] in ready(readyLine) }, failed: { stop.yield(.failed($0)) })
-                }
-            }.get()
-        } catch {
-            // Some workers may have started: `run` stops them, closes the signals and the
-            // coordinator as at any stop, then throws this, so no process or handle is left.
-            stop.yield(.failed(error))
-            return (coordinator, supervisor, signals)
-        }
-        return (coordinator, supervisor, signals)
+        return signals
     }
 }

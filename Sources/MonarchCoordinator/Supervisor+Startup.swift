@@ -1,3 +1,5 @@
+import MonarchLoop
+
 // The start of `monarch up`: the workers the configuration asks for, launched a few at a time
 // as the earlier ones register.
 extension Supervisor {
@@ -16,13 +18,16 @@ extension Supervisor {
     /// Launches the workers the configuration asks for, at most `atOnce` of them started and
     /// not yet registered: each that registers (``startupWorkerRegistered(_:)``) lets the next
     /// one start. `ready` is told once every one has registered (at once when there are none);
-    /// `failed`, when a waiting worker cannot be started.
+    /// `failed`, when a waiting worker cannot be started; `exitedEarly`, when a worker exits
+    /// before every one has registered.
     ///
     /// - Throws: ``ClusterError`` when an executable is missing or a first worker cannot be
     ///   started.
     func startUp(
-        atOnce: Int, ready: @escaping @Sendable () -> Void, failed: @escaping @Sendable (ClusterError) -> Void
+        atOnce: Int, ready: @escaping @Sendable () -> Void, failed: @escaping @Sendable (ClusterError) -> Void,
+        exitedEarly: @escaping @Sendable (WorkerLaunch, ChildProcess.Exit) -> Void
     ) throws(ClusterError) {
+        onStartupExit = exitedEarly
         let expected = Set(initialLaunches.map(\.name))
         startup = Startup(expected: expected, ready: ready, failed: failed)
         try launchAll(atOnce: atOnce)

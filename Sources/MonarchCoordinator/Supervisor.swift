@@ -483,10 +483,16 @@ actor Supervisor {
         }
     }
 
+    /// From now on every worker's exit is expected: none is restarted or taken for a crash.
+    /// Called before the coordinator closes the workers' connections.
+    func expectExits() {
+        stopping = true
+    }
+
     /// Stops every worker: waits up to `grace` for them to exit by themselves (they do once
     /// the coordinator closes their connections), then sends SIGTERM, then SIGKILL.
     func stopAll(grace: Duration) async {
-        stopping = true
+        expectExits()
         watchdog?.close()
         watchdog = nil
         for pool in allPools {
