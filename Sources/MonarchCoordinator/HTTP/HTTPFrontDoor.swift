@@ -1,5 +1,6 @@
 import Logging
 import MonarchConfig
+import MonarchHTTP
 import MonarchLoop
 import MonarchWire
 
@@ -70,7 +71,7 @@ public actor HTTPFrontDoor {
     /// Stops listening and closes every connection.
     public func close() {
         stopListening()
-        for session in sessions.values { session.assumeIsolated { $0.close() } }
+        for session in sessions.values { session.close() }
         sessions = [:]
     }
 
@@ -88,18 +89,18 @@ public actor HTTPFrontDoor {
             coordinator.peerLog.log(
                 .warning, "closed an idle HTTP connection of \(peers[idle.id] ?? "?"), the peer holding the most, to make room for one from \(peer ?? "this machine") (limits.httpConnections)",
                 to: logger)
-            idle.assumeIsolated { $0.close() }
+            idle.close()
         }
         let id = coordinator.takeClientID()
-        let session = HTTPSession(id: id, connection: stream, coordinator: coordinator, limits: limits) { [unowned self] id in
-            assumeIsolated { $0.ended(id) }
+        let session = HTTPSession(id: id, door: self, connection: stream, coordinator: coordinator, limits: limits) {
+            [unowned self] id in ended(id)
         }
         sessions[id] = session
         if let peer {
             peers[id] = peer
             sessionsByPeer[peer, default: 0] += 1
         }
-        session.assumeIsolated { $0.start() }
+        session.start()
     }
 
     /// Closes `stream` at once, counted and logged with `why`.
@@ -115,10 +116,25 @@ public actor HTTPFrontDoor {
         guard let (largest, held) = sessionsByPeer.max(by: { $0.value < $1.value }),
             held > (newcomer.map { sessionsByPeer[$0, default: 0] } ?? 0) + 1
         else { return nil }
-        for (id, session) in sessions where peers[id] == largest && session.assumeIsolated({ $0.isIdle }) {
+        for (id, session) in sessions where peers[id] == largest && session.isIdle {
             return session
         }
         return nil
+    }
+
+    /// The open session numbered `id`; nil once it has ended.
+    func session(_ id: Int) -> HTTPSession? { sessions[id] }
+
+    /// Ends the exchange of a `PURGE` and gives its answer to the session numbered `id`, if it
+    /// is still open.
+    func purged(_ answer: [UInt8], closing: Bool, session id: Int) {
+        coordinator.exchangeFinished()
+        sessions[id]?.purged(answer, closing: closing)
+    }
+
+    /// Gives the answer to `request` to the session numbered `id`, if it is still open.
+    func deliver(_ answer: ClientAnswer, to request: HTTPRequest, closing: Bool, session id: Int) {
+        sessions[id]?.deliver(answer, to: request, closing: closing)
     }
 
     private func ended(_ id: Int) {

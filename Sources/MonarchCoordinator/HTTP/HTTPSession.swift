@@ -17,18 +17,20 @@ import MonarchWire
 /// reader; a client that takes none of its answers for `httpKeepAlive` is cut off. A client
 /// that half-closes still gets the answers to the requests it sent whole before its end.
 ///
-/// An actor isolated to the coordinator's loop: libuv's callbacks, which run there, enter
-/// through `assumeIsolated`.
-actor HTTPSession {
-    nonisolated let loop: EventLoop
-    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+/// A class of its ``HTTPFrontDoor``'s isolation: the door owns every session and calls it
+/// directly; libuv's callbacks and the coordinator's answers find the session through the
+/// door, by its number, and enter with the door's `assumeIsolated`.
+final class HTTPSession {
+    private let loop: EventLoop
     /// The session's number among the coordinator's clients.
-    nonisolated let id: Int
+    let id: Int
+    /// The door that owns the session.
+    private unowned let door: HTTPFrontDoor
     private let connection: StreamConnection
     private let coordinator: Coordinator
     private let limits: Configuration.Limits
     private let parser: HTTPRequestParser
-    private let onClose: @Sendable (Int) -> Void
+    private let onClose: (Int) -> Void
     /// Who is at the other end, for `PURGE` (``HTTPPurge``).
     private let peer: HTTPPeer
     private var timer: LoopTimer?
@@ -55,12 +57,14 @@ actor HTTPSession {
     private var lastQueued = 0
     private var lastWriteProgress: ContinuousClock.Instant
 
-    /// A session on `connection`, answering through `coordinator`; `onClose` runs once when it ends.
+    /// A session of `door` on `connection`, answering through `coordinator`; `onClose` runs
+    /// once when it ends.
     init(
-        id: Int, connection: StreamConnection, coordinator: Coordinator, limits: Configuration.Limits,
-        onClose: @escaping @Sendable (Int) -> Void
+        id: Int, door: HTTPFrontDoor, connection: StreamConnection, coordinator: Coordinator,
+        limits: Configuration.Limits, onClose: @escaping (Int) -> Void
     ) {
         self.id = id
+        self.door = door
         self.loop = coordinator.loop
         self.connection = connection
         self.coordinator = coordinator
@@ -83,19 +87,21 @@ actor HTTPSession {
 
     /// Starts reading, and the timer that enforces the time limits.
     func start() {
-        connection.onRead = { [unowned self] bytes in
+        // Each callback runs on the loop, the door's executor; a session that has ended is no
+        // longer the door's, and hears nothing more.
+        connection.onRead = { [unowned door, id] bytes in
             // Read at once, on the loop, before the callback returns: nothing keeps the pointer.
             nonisolated(unsafe) let bytes = bytes
-            assumeIsolated { $0.received(bytes) }
+            door.assumeIsolated { $0.session(id)?.received(bytes) }
         }
         connection.staysOpenAfterEndOfFile = true
-        connection.onEnd = { [unowned self] how in assumeIsolated { $0.clientEnded(how) } }
-        connection.onWritabilityChanged = { [unowned self] writable in
-            if writable { assumeIsolated { $0.answerNext() } }
+        connection.onEnd = { [unowned door, id] how in door.assumeIsolated { $0.session(id)?.clientEnded(how) } }
+        connection.onWritabilityChanged = { [unowned door, id] writable in
+            if writable { door.assumeIsolated { $0.session(id)?.answerNext() } }
         }
         timer = try? LoopTimer(on: loop)
         // Fires in real time; what it decides is read on the coordinator's clock.
-        timer?.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in assumeIsolated { $0.tick() } }
+        timer?.start(afterMs: 1000, repeatMs: 1000) { [unowned door, id] in door.assumeIsolated { $0.session(id)?.tick() } }
         connection.startReading()
     }
 
@@ -177,23 +183,27 @@ actor HTTPSession {
         let closing = !request.keepAlive || served >= limits.httpRequests || clock.now - openedAt >= limits.httpConnectionAge
         let host = request.host
         if request.method == HTTPPurge.method {
-            Task(executorPreference: loop) { [self, peer, coordinator] in
+            Task(executorPreference: loop) { [door, id, peer, coordinator] in
                 let answer = await HTTPPurge.answer(request, from: peer, coordinator: coordinator, closing: closing)
-                await purged(answer, closing: closing)
+                await door.purged(answer, closing: closing, session: id)
             }
             return
         }
         let message = HTTPExchange.message(for: request, id: MessageID(served))
         answeringInline = true
-        let waiter = coordinator.answer(message, host: host, for: id, arrived: clock.now) { [self] answer in
-            assumeIsolated { $0.answered(answer, to: request, host: host, closing: closing) }
+        // The coordinator answers on the loop, the door's executor.
+        let waiter = coordinator.answer(message, host: host, for: id, arrived: clock.now) { [door, id, coordinator] answer in
+            door.assumeIsolated { door in
+                coordinator.exchangeFinished()
+                door.session(id)?.answered(answer, to: request, host: host, closing: closing)
+            }
         }
         answeringInline = false
         if answering { self.waiter = waiter }
     }
 
+    /// The coordinator's answer to `request`, its exchange already counted as finished.
     private func answered(_ answer: ClientAnswer, to request: HTTPRequest, host: String?, closing: Bool) {
-        coordinator.exchangeFinished()
         waiter = nil
         guard !ended else {
             answering = false
@@ -206,17 +216,16 @@ actor HTTPSession {
         // An unsafe method changed the resource: what caches keep of it goes before the answer
         // does, so the client's next read finds none of it (RFC 9111 §4.4). The paths are on
         // this host, so they are resolved for it (a route with a host keys its entries so).
-        let coordinator = self.coordinator
-        Task(executorPreference: loop) { [self] in
+        Task(executorPreference: loop) { [door, id, coordinator] in
             for path in paths {
                 _ = await coordinator.invalidate(InvalidateMessage(id: 0, target: .path(path)), host: host)
             }
-            await deliver(answer, to: request, closing: closing)
+            await door.deliver(answer, to: request, closing: closing, session: id)
         }
     }
 
     /// Writes the answer to `request`, then goes on with the next request.
-    private func deliver(_ answer: ClientAnswer, to request: HTTPRequest, closing: Bool) {
+    func deliver(_ answer: ClientAnswer, to request: HTTPRequest, closing: Bool) {
         answering = false
         guard !ended else { return }
         let close = closing || coordinator.draining
@@ -226,9 +235,9 @@ actor HTTPSession {
         if !answeringInline { answerNext() }
     }
 
-    /// Sends the answer to a `PURGE` (``HTTPPurge``), then goes on as after any answer.
-    private func purged(_ answer: [UInt8], closing: Bool) {
-        coordinator.exchangeFinished()
+    /// Sends the answer to a `PURGE` (``HTTPPurge``), its exchange already counted as
+    /// finished, then goes on as after any answer.
+    func purged(_ answer: [UInt8], closing: Bool) {
         answering = false
         guard !ended else { return }
         // The answer says Connection: close when the coordinator drains (HTTPPurge checks).
