@@ -163,7 +163,7 @@ public final class LocalCluster: Sendable {
         return registry
     }
 
-    /// Listens, starts the workers, watches the signals. A failure to start a worker is
+    /// Listens, watches the signals, starts the workers. A failure to start a worker is
     /// yielded to `stop` (``run()`` then stops what did start); any other failure closes what
     /// was opened and is thrown.
     private func start(

@@ -9,10 +9,15 @@ extension Supervisor {
     /// Makes `message.count` local workers of `message.kind` wanted, and joins the pool's scale
     /// run (starting it when there is none) until it answers: ``Coordinator/scale(_:)`` says
     /// what. `invalidRequest` when the pool is not one of this supervisor's or the count is
-    /// above what its configuration allows.
+    /// above what its configuration allows; `unavailable` before the cluster's start has
+    /// launched its first workers (``startUp(atOnce:ready:failed:exitedEarly:)``), whose
+    /// count would otherwise be changed under it.
     func scale(_ message: ScaleMessage, for coordinator: Coordinator) async -> WireMessage {
         func failure(_ code: ChainError.Code, _ text: String) -> WireMessage {
             .failure(FailureMessage(id: message.id, error: ChainError(code, text).detail))
+        }
+        guard startup != nil || started else {
+            return failure(.unavailable, "the cluster is still starting its workers; scale once it is ready")
         }
         let kind = message.kind
         // The size wanted before, and the local workers registered and staying now.

@@ -128,7 +128,7 @@ actor Supervisor {
     var onStartupExit: (@Sendable (WorkerLaunch, ChildProcess.Exit) -> Void)?
     /// Whether every worker has registered once; before that an exit is a failed start.
     var started = false
-    /// The start under way (``startUp(atOnce:ready:failed:)``), until every worker registered.
+    /// The start under way (``startUp(atOnce:ready:failed:exitedEarly:)``), until every worker registered.
     var startup: Startup?
     /// Looks every few seconds for workers that are neither running nor due to restart.
     private var watchdog: LoopTimer?

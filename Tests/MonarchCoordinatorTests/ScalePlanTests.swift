@@ -168,6 +168,39 @@ import Testing
         try await loop.submit { supervisor.assumeIsolated { $0.endRun(of: "bundle", .failed(.unavailable, "gave up")) } }
         #expect(await third.value.failureCode == .unavailable)
     }
+
+    @Test("A scale that comes before the cluster's start has launched its workers is refused as unavailable, and changes nothing")
+    func scaleBeforeStartUpIsRefused() async throws {
+        let loop = try EventLoop(name: "scale-before-start")
+        defer { _ = loop.shutdown() }
+        let coordinator = try await loop.submit {
+            let coordinator = try Coordinator(
+                configuration: ReloadPlanTests.running, loop: loop, logger: Logger(label: "scale-before-start"))
+            coordinator.supervisor = Supervisor(
+                configuration: ReloadPlanTests.running, policy: RestartPolicy(intensity: 3, window: .seconds(5)), environment: nil,
+                workerKeys: LocalWorkerKeys(), loop: loop, logger: Logger(label: "scale-before-start"), clock: .system
+            ) { pool, ordinal in
+                // Were one launched, it would fail: no such executable.
+                WorkerLaunch(kind: pool.kind, ordinal: ordinal, name: "\(pool.kind)-\(ordinal)", executable: "/nonexistent", arguments: [])
+            }
+            return coordinator
+        }
+        let answer = await Task(executorPreference: loop) {
+            await coordinator.scale(ScaleMessage(id: 1, kind: "bundle", count: 2))
+        }.value
+        #expect(answer.failureCode == .unavailable)
+        if case .failure(let failure) = answer {
+            #expect(failure.error.message.contains("still starting"), "\(failure.error.message)")
+        }
+        let (desired, slots) = try await loop.submit {
+            coordinator.supervisor!.assumeIsolated { supervisor in
+                (supervisor.poolState("bundle")?.desired, supervisor.poolState("bundle")?.slots.count)
+            }
+        }
+        #expect(desired == 1, "the configured size stands")
+        #expect(slots == 0, "no worker was added for the scale")
+        try await loop.submit { coordinator.close() }
+    }
 }
 
 extension WireMessage {

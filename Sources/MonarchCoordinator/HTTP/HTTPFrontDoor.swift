@@ -122,7 +122,8 @@ public actor HTTPFrontDoor {
         return nil
     }
 
-    /// The open session numbered `id`; nil once it has ended.
+    /// The session numbered `id`; nil once it has ended (``HTTPSession`` told the door so when
+    /// it cleaned up; one that only stopped answering, and closes after its writes, is still here).
     func session(_ id: Int) -> HTTPSession? { sessions[id] }
 
     /// Ends the exchange of a `PURGE` and gives its answer to the session numbered `id`, if it

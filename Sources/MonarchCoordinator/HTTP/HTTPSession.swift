@@ -87,8 +87,8 @@ final class HTTPSession {
 
     /// Starts reading, and the timer that enforces the time limits.
     func start() {
-        // Each callback runs on the loop, the door's executor; a session that has ended is no
-        // longer the door's, and hears nothing more.
+        // Each callback runs on the loop, the door's executor; once `end()` has run, the session
+        // is no longer the door's and hears nothing more.
         connection.onRead = { [unowned door, id] bytes in
             // Read at once, on the loop, before the callback returns: nothing keeps the pointer.
             nonisolated(unsafe) let bytes = bytes
