@@ -13,6 +13,8 @@ extension Supervisor {
         var ready: @Sendable () -> Void
         /// Told when a waiting worker cannot be started.
         var failed: @Sendable (ClusterError) -> Void
+        /// Told when a worker exits before it registered (its launch failed).
+        var exitedEarly: @Sendable (WorkerLaunch, ChildProcess.Exit) -> Void
     }
 
     /// Launches the workers the configuration asks for, at most `atOnce` of them started and
@@ -27,9 +29,8 @@ extension Supervisor {
         atOnce: Int, ready: @escaping @Sendable () -> Void, failed: @escaping @Sendable (ClusterError) -> Void,
         exitedEarly: @escaping @Sendable (WorkerLaunch, ChildProcess.Exit) -> Void
     ) throws(ClusterError) {
-        onStartupExit = exitedEarly
         let expected = Set(initialLaunches.map(\.name))
-        startup = Startup(expected: expected, ready: ready, failed: failed)
+        startup = Startup(expected: expected, ready: ready, failed: failed, exitedEarly: exitedEarly)
         try launchAll(atOnce: atOnce)
         if expected.isEmpty { finishStartup() }
     }

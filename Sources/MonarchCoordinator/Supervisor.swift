@@ -124,8 +124,6 @@ actor Supervisor {
     private var kinds: [String] = []
     /// Whether the workers are being stopped: exits are then expected, not restarted.
     var stopping = false
-    /// Told when a worker exits while the cluster is still starting (its launch failed).
-    var onStartupExit: (@Sendable (WorkerLaunch, ChildProcess.Exit) -> Void)?
     /// Whether every worker has registered once; before that an exit is a failed start.
     var started = false
     /// The start under way (``startUp(atOnce:ready:failed:exitedEarly:)``), until every worker registered.
@@ -421,7 +419,7 @@ actor Supervisor {
         guard !stopping else { return }
         guard started else {
             logger.error("\(slot.name) \(exit) before it registered")
-            onStartupExit?(slot.launch, exit)
+            startup?.exitedEarly(slot.launch, exit)
             return
         }
         if clock.now - slot.startedAt > policy.stableAfter { slot.consecutiveExits = 0 }
