@@ -30,7 +30,7 @@ public final class Coordinator: Sendable {
     /// The configuration the coordinator started with (what a reload may change is in
     /// ``routing``).
     public let configuration: Configuration
-    /// The loop everything runs on.
+    /// The loop everything runs on: ``CoordinatorActor/loop``.
     public let loop: EventLoop
     let logger: Logger
     /// The bounds the coordinator keeps now.
@@ -128,15 +128,17 @@ public final class Coordinator: Sendable {
         return String(random.next() as UInt64, radix: 16) + String(random.next() as UInt64, radix: 16)
     }()
 
-    /// A coordinator for `configuration`, reading the time on `clock` and, for the hot tier,
-    /// on `wallClock` (tests pass clocks they move by hand; its libuv timers still fire in real
-    /// time, and what they decide is read on `clock`); nothing listens until ``start()``.
+    /// A coordinator for `configuration`, on ``CoordinatorActor/loop``, reading the time on
+    /// `clock` and, for the hot tier, on `wallClock` (tests pass clocks they move by hand; its
+    /// libuv timers still fire in real time, and what they decide is read on `clock`); nothing
+    /// listens until ``start()``. Loop thread only.
     ///
     /// - Throws: ``ConfigError`` when a route's pattern or upstream template is invalid.
     public init(
-        configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock = .system,
-        wallClock: WallClock = .system
+        configuration: Configuration, logger: Logger, clock: MonotonicClock = .system, wallClock: WallClock = .system
     ) throws(ConfigError) {
+        let loop = CoordinatorActor.loop
+        loop.preconditionInEventLoop()
         self.configuration = configuration
         self.loop = loop
         self.logger = logger

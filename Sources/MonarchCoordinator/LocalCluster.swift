@@ -56,17 +56,13 @@ public final class LocalCluster: Sendable {
         self.announce = announce
     }
 
-    /// Runs the cluster until a signal stops it (returns) or it cannot run (throws).
+    /// Runs the cluster until a signal stops it (returns) or it cannot run (throws). Once per
+    /// process: on its way out it stops ``CoordinatorActor/loop``, closing whatever was left open.
     ///
     /// - Throws: ``ClusterError`` when an address cannot be bound, a worker cannot be started
     ///   or exits before registering, or the configuration's routes are invalid.
     public func run() async throws(ClusterError) {
-        let loop: EventLoop
-        do {
-            loop = try EventLoop(name: "monarch-up")
-        } catch {
-            throw ClusterError("cannot start the event loop: \(error)")
-        }
+        let loop = CoordinatorActor.loop
         defer { _ = loop.shutdown() }
         let (stops, stop) = AsyncStream<Stop>.makeStream()
         let (coordinator, supervisor, signals) = try await start(on: loop, stop: stop)
@@ -238,7 +234,7 @@ public final class LocalCluster: Sendable {
         let registry = configuration.metrics.map { _ in Self.bootstrapMetrics() }
         let coordinator: Coordinator
         do {
-            coordinator = try Coordinator(configuration: configuration, loop: loop, logger: logger)
+            coordinator = try Coordinator(configuration: configuration, logger: logger)
         } catch {
             throw ClusterError("invalid configuration: \(error)")
         }

@@ -171,11 +171,9 @@ import Testing
 
     @Test("A scale that comes before the cluster's start has launched its workers is refused as unavailable, and changes nothing")
     func scaleBeforeStartUpIsRefused() async throws {
-        let loop = try EventLoop(name: "scale-before-start")
-        defer { _ = loop.shutdown() }
+        let loop = CoordinatorActor.loop
         let coordinator = try await loop.submit {
-            let coordinator = try Coordinator(
-                configuration: ReloadPlanTests.running, loop: loop, logger: Logger(label: "scale-before-start"))
+            let coordinator = try Coordinator(configuration: ReloadPlanTests.running, logger: Logger(label: "scale-before-start"))
             coordinator.supervisor = Supervisor(
                 configuration: ReloadPlanTests.running, policy: RestartPolicy(intensity: 3, window: .seconds(5)), environment: nil,
                 workerKeys: LocalWorkerKeys(), loop: loop, logger: Logger(label: "scale-before-start"), clock: .system
@@ -200,6 +198,7 @@ import Testing
         #expect(desired == 1, "the configured size stands")
         #expect(slots == 0, "no worker was added for the scale")
         try await loop.submit { coordinator.close() }
+        ClosedCoordinators.keep(coordinator)
     }
 }
 

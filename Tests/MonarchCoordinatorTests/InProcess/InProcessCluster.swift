@@ -23,7 +23,7 @@ import Testing
 /// (``Coordinator/connectInProcess(as:)``); other clients pass messages in memory
 /// (``Coordinator/attachInMemoryClient(token:)``).
 struct InProcessCluster: Sendable {
-    /// The coordinator's loop.
+    /// The coordinator's loop: ``CoordinatorActor/loop``, shared by every test in the process.
     let loop: EventLoop
     /// The loop the test's clients and workers run on.
     let peers: EventLoop
@@ -51,12 +51,11 @@ struct InProcessCluster: Sendable {
         // write, not a SIGPIPE that kills the test process (a coordinator writing to a client
         // socket the test closed did, now and then).
         signal(SIGPIPE, SIG_IGN)
-        let loop = try EventLoop(name: "coordinator")
+        let loop = CoordinatorActor.loop
         let peers = try EventLoop(name: "peers")
         let logger = { var logger = Logger(label: "in-process"); logger.logLevel = .critical; return logger }()
         let coordinator = try await loop.submit {
-            let coordinator = try Coordinator(
-                configuration: configuration, loop: loop, logger: logger, clock: clock, wallClock: wallClock)
+            let coordinator = try Coordinator(configuration: configuration, logger: logger, clock: clock, wallClock: wallClock)
             try coordinator.startTimers()
             return coordinator
         }
@@ -70,9 +69,24 @@ struct InProcessCluster: Sendable {
         }
         await cluster.close()
         _ = peers.shutdown()
-        // The coordinator outlives its loop: the loop's last callbacks still reach it.
-        withExtendedLifetime(coordinator) { _ = loop.shutdown() }
+        let ended = await cluster.connectionsEnded()
+        ClosedCoordinators.keep(coordinator)
         try outcome.get()
+        #expect(ended, "a closed coordinator's client and worker connections all end")
+    }
+
+    /// Whether every client and worker connection of the coordinator has ended (within 20 s).
+    private func connectionsEnded() async -> Bool {
+        do {
+            try await eventually("the coordinator's connections to end") {
+                try await loop.submit {
+                    coordinator.clients.isEmpty && coordinator.pools.values.allSatisfy { $0.workers.isEmpty }
+                }
+            }
+            return true
+        } catch {
+            return false
+        }
     }
 
     private func close() async {
@@ -133,6 +147,15 @@ struct InProcessCluster: Sendable {
         }
         return worker
     }
+}
+
+/// The coordinators the tests closed, kept for as long as the process runs: the loop they
+/// ran on outlives each test, and a callback that comes late to a closed connection (a
+/// background write-back ending, a close completing) still reaches its coordinator.
+enum ClosedCoordinators {
+    private static let kept = Mutex<[Coordinator]>([])
+
+    static func keep(_ coordinator: Coordinator) { kept.withLock { $0.append(coordinator) } }
 }
 
 /// How a test's client or worker reaches the coordinator.
