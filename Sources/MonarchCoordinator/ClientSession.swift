@@ -30,11 +30,11 @@ import MonarchWire
 /// The connection is any ``MessageConnection``: frames on a socket, or an in-memory pair
 /// (``Coordinator/attachInMemoryClient(token:)``); the rules above hold on both.
 ///
-/// An actor isolated to its connection's loop: its state is touched only on the loop's
-/// thread. The compiler checks the code inside the actor, and that the connection's callbacks
-/// (`@Sendable`) enter it only through `assumeIsolated`; that entry, and the coordinator's
-/// loop code's, is checked when it runs (a call off the loop stops the process).
-actor ClientSession {
+/// It runs on ``CoordinatorActor``, as the coordinator does, which calls it directly; the
+/// connection's callbacks (`@Sendable`) enter through `assumeIsolated`, checked when they run
+/// (a call off the loop stops the process).
+@CoordinatorActor
+final class ClientSession {
     /// The coordinator's serial number for this client (its turn in the queues).
     nonisolated let id: Int
     /// The client's connection: framed on a socket, or in memory.
@@ -101,26 +101,25 @@ actor ClientSession {
         let rate = coordinator.limits.invalidationsPerSecond
         self.invalidationBudget = TokenBucket(ratePerSecond: rate, burst: rate, clock: coordinator.clock)
         self.watchBacklog = WatchBacklog(eventsPerWatch: coordinator.limits.watchEvents)
-        connection.onMessage = { [unowned self] message in assumeIsolated { $0.received(message) } }
-        connection.whenEnded { [self] _ in assumeIsolated { $0.ended() } }
-        // Back-pressure: no new requests are read while answers wait to be taken; waiting
-        // exchanges start once they were.
+        connection.onMessage = { [unowned self] message in CoordinatorActor.assumeIsolated { received(message) } }
+        connection.whenEnded { [self] _ in CoordinatorActor.assumeIsolated { ended() } }
         connection.onWritabilityChanged = { [unowned self] writable in
-            assumeIsolated { session in
-                if writable {
-                    // Its waiting `changed` events go out over the next loop turns.
-                    if !session.watchBacklog.outbox.isEmpty { session.coordinator.watchEventsReady(for: session.id) }
-                    session.connection.resume()
-                    session.startWaiting()
-                } else {
-                    session.connection.pause()
-                }
-            }
+            CoordinatorActor.assumeIsolated { writabilityChanged(to: writable) }
         }
     }
 
-    /// Runs the session's jobs on its connection's loop.
-    nonisolated var unownedExecutor: UnownedSerialExecutor { connection.loop.asUnownedSerialExecutor() }
+    /// Back-pressure: no new requests are read while answers wait to be taken; waiting
+    /// exchanges start once they were.
+    private func writabilityChanged(to writable: Bool) {
+        if writable {
+            // Its waiting `changed` events go out over the next loop turns.
+            if !watchBacklog.outbox.isEmpty { coordinator.watchEventsReady(for: id) }
+            connection.resume()
+            startWaiting()
+        } else {
+            connection.pause()
+        }
+    }
 
     /// Exchanges of this client in flight or waiting to start.
     var callsInFlight: Int { calls.count + waiting.count }
@@ -292,7 +291,7 @@ actor ClientSession {
     private func start(_ id: MessageID, _ work: Work, arrived: ContinuousClock.Instant) {
         switch work {
         case .request(let request):
-            // Answered on the loop, into the session's isolation: no task, no hop. A request
+            // Answered on the loop, in the session's isolation: no task, no hop. A request
             // refused before its trip is answered at once, and never becomes a call.
             let waiter = coordinator.answer(request, for: self.id, arrived: arrived) { [unowned self] reply in
                 finish(id, with: reply)
@@ -300,9 +299,10 @@ actor ClientSession {
             if let waiter { calls[id] = .request(waiter: waiter) }
         case .exchange(let answer):
             // The exchange runs outside the session's isolation, on the loop, and comes back
-            // into it synchronously to answer: no hop either way.
+            // into it to answer.
             calls[id] = .exchange(Task(executorPreference: connection.loop) { [self] in
-                finish(id, with: .message(await answer(arrived)))
+                let message = await answer(arrived)
+                await finish(id, with: .message(message))
             })
         }
     }
@@ -317,14 +317,12 @@ actor ClientSession {
     }
 
     /// Sends the answer of call `id` (on the loop: from its task, or from its trip's end).
-    private nonisolated func finish(_ id: MessageID, with reply: ClientAnswer) {
-        assumeIsolated { session in
-            session.calls[id] = nil
-            session.lastActivity = session.coordinator.clock.now
-            session.coordinator.exchangeFinished()
-            session.send(reply)
-            session.startWaiting()
-        }
+    private func finish(_ id: MessageID, with reply: ClientAnswer) {
+        calls[id] = nil
+        lastActivity = coordinator.clock.now
+        coordinator.exchangeFinished()
+        send(reply)
+        startWaiting()
     }
 
     private func unsupported(_ id: MessageID, _ what: String) -> WireMessage {

@@ -76,7 +76,7 @@ extension Coordinator {
         let deadline = try? LoopTimer(on: loop)
         let helloTimeoutMs = limits.helloTimeout.wholeMilliseconds
         // Over once: the connection waits for its hello under its ticket until then.
-        @Sendable func handshakeOver() {
+        let handshakeOver: @CoordinatorActor () -> Void = { [unowned self] in
             guard awaitingHello[ticket] === connection else { return }
             awaitingHello[ticket] = nil
             deadline?.close()
@@ -85,43 +85,59 @@ extension Coordinator {
         }
         deadline?.start(afterMs: helloTimeoutMs) {
             // The slot is free from now, not from when the error has been written.
-            handshakeOver()
+            CoordinatorActor.assumeIsolated { handshakeOver() }
             connection.fail(ProtocolError(.unexpectedMessage, "no hello within \(helloTimeoutMs) ms"))
         }
         // Until a session takes the connection over (and sets its own `onEnd`), its end is the
         // handshake's.
         connection.onEnd = { [unowned self] end in
-            handshakeOver()
-            if role == .worker { workerConnections -= 1 } else { clientConnectionEnded(peer: peer) }
-            if case .protocolError(let error) = end {
-                peerLog.log(.info, "a \(role.rawValue) connection failed its handshake: \(error)", to: logger)
-            }
+            CoordinatorActor.assumeIsolated { handshakeEnded(end, role: role, peer: peer, over: handshakeOver) }
         }
         connection.onMessage = { [unowned self] message in
-            handshakeOver()
-            let clientRole: ClientRole?
-            switch admission(of: message, at: door) {
-            case .refused(let refusal):
-                if refusal.code == .unauthorized { unauthorizedHellos += 1 }
-                connection.fail(refusal)
-                return
-            case .admitted(let role):
-                clientRole = role
-            }
-            guard case .hello(let hello) = message else { return }
-            connection.maxInboundFrameBytes = limits.maxFrameBytes
-            connection.maxOutboundFrameBytes = limits.maxFrameBytes
-            let agreed = WireFeature.agreed(to: hello.features)
-            let features = agreed.isEmpty ? nil : agreed
-            if let clientRole {
-                admitClient(connection, role: clientRole, peer: peer, features: features)
-            } else {
-                admitWorker(connection, hello: hello, features: features)
-            }
-            // Frames after the welcome may use what it agreed to.
-            connection.rawBodies = agreed.contains(WireFeature.rawBodies)
+            CoordinatorActor.assumeIsolated { hello(message, on: connection, at: door, peer: peer, over: handshakeOver) }
         }
         connection.start()
+    }
+
+    /// The end of a connection whose handshake was not over.
+    private func handshakeEnded(
+        _ end: FrameConnection.End, role: Hello.Role, peer: String?, over handshakeOver: () -> Void
+    ) {
+        handshakeOver()
+        if role == .worker { workerConnections -= 1 } else { clientConnectionEnded(peer: peer) }
+        if case .protocolError(let error) = end {
+            peerLog.log(.info, "a \(role.rawValue) connection failed its handshake: \(error)", to: logger)
+        }
+    }
+
+    /// The first message on `connection`, which came in at `door`: a hello that admits a
+    /// client or a worker; anything else fails the connection.
+    private func hello(
+        _ message: WireMessage, on connection: FrameConnection, at door: Door, peer: String?,
+        over handshakeOver: () -> Void
+    ) {
+        handshakeOver()
+        let clientRole: ClientRole?
+        switch admission(of: message, at: door) {
+        case .refused(let refusal):
+            if refusal.code == .unauthorized { unauthorizedHellos += 1 }
+            connection.fail(refusal)
+            return
+        case .admitted(let role):
+            clientRole = role
+        }
+        guard case .hello(let hello) = message else { return }
+        connection.maxInboundFrameBytes = limits.maxFrameBytes
+        connection.maxOutboundFrameBytes = limits.maxFrameBytes
+        let agreed = WireFeature.agreed(to: hello.features)
+        let features = agreed.isEmpty ? nil : agreed
+        if let clientRole {
+            admitClient(connection, role: clientRole, peer: peer, features: features)
+        } else {
+            admitWorker(connection, hello: hello, features: features)
+        }
+        // Frames after the welcome may use what it agreed to.
+        connection.rawBodies = agreed.contains(WireFeature.rawBodies)
     }
 
     /// What a connection's first message earns it.

@@ -36,7 +36,7 @@ extension Coordinator {
         guard let confirmation else { return judge(suspects, now: now) }
         confirmation.start(afterMs: 1) { [unowned self, suspects] in
             confirmation.close()
-            judge(suspects, now: clock.now)
+            CoordinatorActor.assumeIsolated { judge(suspects, now: clock.now) }
         }
     }
 
@@ -66,7 +66,7 @@ extension Coordinator {
             unresponsiveWorkers += 1
             pools[worker.kind]?.takeOutOfRotation(worker)
             // A local worker is killed (and restarted); a remote one is let go.
-            if supervisor?.assumeIsolated({ $0.kill(worker.id) }) != true {
+            if supervisor?.kill(worker.id) != true {
                 worker.connection.close()
             }
         }
@@ -79,19 +79,19 @@ extension Coordinator {
         var samples: [String: (previous: ProcessProgress?, latest: ProcessProgress)] = [:]
         for pool in pools.values {
             for worker in pool.workers where worker.lostReason == nil {
-                guard let pid = supervisor.assumeIsolated({ $0.pid(of: worker.id) }),
+                guard let pid = supervisor.pid(of: worker.id),
                     let progress = ProcessProgress.read(pid: pid)
                 else { continue }
-                samples[worker.id] = (state.value.workerProgress[worker.id]?.latest, progress)
+                samples[worker.id] = (state.workerProgress[worker.id]?.latest, progress)
             }
         }
-        state.value.workerProgress = samples
+        state.workerProgress = samples
     }
 
     /// Whether the local worker `id` used CPU between the last two beats and is neither
     /// stopped nor dead.
     private func isBusy(_ id: String) -> Bool {
-        guard let sample = state.value.workerProgress[id], let previous = sample.previous else { return false }
+        guard let sample = state.workerProgress[id], let previous = sample.previous else { return false }
         return sample.latest.isBusy(since: previous)
     }
 }

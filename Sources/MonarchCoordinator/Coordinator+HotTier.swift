@@ -28,10 +28,10 @@ extension Coordinator {
     /// (`done` has then been called). A `GET` that may share, on a chain that starts with a
     /// cache: under `cacheFirst` or `cacheThenRefresh`; relayed for an HTTP client, when it
     /// says nothing of caches (no `Cache-Control`, no `Pragma`) and the entry is fresh by HTTP's
-    /// rules (``RelayedHotHit``). Loop thread only.
+    /// rules (``RelayedHotHit``).
     func answerFromHotTier(
         _ plan: RequestPlan, id: MessageID, arrived: ContinuousClock.Instant,
-        done: @Sendable (ClientAnswer) -> Void
+        done: AnswerHandler
     ) -> Bool {
         let request = plan.request
         guard let hotTier, request.method == "GET", let key = request.route.cacheKey, plan.providers.first is CachePool,
@@ -61,7 +61,7 @@ extension Coordinator {
     }
 
     /// Drops from the hot tier what `targets` cover, and refuses what reads under way bring
-    /// back. Loop thread only.
+    /// back.
     func changeHotTier(_ targets: [CacheTarget]) {
         guard let hotTier else { return }
         for target in targets { hotTier.value.change(target) }

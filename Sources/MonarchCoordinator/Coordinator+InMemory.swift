@@ -11,14 +11,12 @@ extension Coordinator {
     /// served as one on a socket is (its share of requests, back-pressure, the answer window).
     /// No hello is read: `token` is the secret its hello would present, and earns the role a
     /// hello on a connection made inside the process (``connectInProcess(as:)``) earns with it.
-    /// Loop thread only.
     ///
     /// - Throws: ``ProtocolError`` when the secret earns no role (`unauthorized`), the
     ///   coordinator is shutting down, or the client connections are at
     ///   ``Configuration/Limits/clients`` (the last ``Configuration/Limits/adminClients`` of
     ///   them kept for admins).
     public func attachInMemoryClient(token: String? = nil) throws(ProtocolError) -> InMemoryConnection {
-        loop.preconditionInEventLoop()
         guard let role = roleGate.clientRole(presenting: token, at: Door(takes: .client, isUnixSocket: true, isLocal: true)) else {
             throw ProtocolError(.unauthorized, "this coordinator requires a valid token")
         }
@@ -42,14 +40,13 @@ extension Coordinator {
     /// name, the protocol version — and registered in its kind's pool with its capacity. From
     /// then on the coordinator sends it requests, cancels, pings and admin messages as values,
     /// and takes its answers as a socket's; its end's close is the worker's loss. No extension
-    /// (``WireFeature``) is agreed to. Loop thread only.
+    /// (``WireFeature``) is agreed to.
     ///
     /// - Throws: ``ProtocolError`` when the hello would be refused (`unauthorized`,
     ///   `unsupportedVersion`, `invalidField` for a bad name, `unexpectedMessage` for a client's
     ///   hello, a name in use or a shutdown), or the worker connections are at
     ///   ``Configuration/Limits/workers``; nothing is registered then.
     public func attachInMemoryWorker(_ hello: Hello) throws(ProtocolError) -> InMemoryConnection {
-        loop.preconditionInEventLoop()
         if workerConnections >= limits.workers {
             refusedConnections += 1
             throw ProtocolError(.unexpectedMessage, "\(workerConnections) worker connections are open (limits.workers)")

@@ -14,7 +14,6 @@ extension Coordinator {
     /// drops them all the same, and watchers hear `invalidated` as for any invalidation. Loop
     /// thread.
     func invalidate(_ message: InvalidateMessage, host: String? = nil) async -> WireMessage {
-        loop.preconditionInEventLoop()
         let targets: [CacheTarget]
         do {
             targets = try targetResolution.resolve(message.target, host: host)

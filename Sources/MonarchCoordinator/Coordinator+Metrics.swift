@@ -10,9 +10,7 @@ extension Coordinator {
     /// cache workers' evictions and shared store (Redis: workers connected and not, dropped
     /// writes, lookups missed while it was unreachable), asked of all of them at once, a second
     /// at most.
-    /// Loop thread.
     func syncMetrics(_ sync: MetricsSync) async {
-        loop.preconditionInEventLoop()
         var byDomain: [String: Int] = [:]
         for (key, count) in statistics.answers {
             byDomain[key.domain, default: 0] += count
@@ -30,7 +28,7 @@ extension Coordinator {
             sync.gauge("monarch_hot_tier_bytes", [], hot.bytes)
             sync.count("monarch_hot_tier_evictions_total", total: hot.evictions)
         }
-        sync.count("monarch_coalesced_joins_total", total: await flights.joined)
+        sync.count("monarch_coalesced_joins_total", total: flights.joined)
         sync.count("monarch_write_backs_total", [("result", "stored")], total: cachePools.map(\.stores).reduce(0, +))
         sync.count("monarch_write_backs_total", [("result", "failed")], total: cachePools.map(\.storeFailures).reduce(0, +))
         sync.count("monarch_write_backs_total", [("result", "skipped")], total: cachePools.map(\.storesSkipped).reduce(0, +))

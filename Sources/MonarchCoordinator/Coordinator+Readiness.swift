@@ -9,12 +9,11 @@ import MonarchWire
 extension Coordinator {
     /// Why the coordinator should take no new traffic now, or nil when it should: it drains, or
     /// a pool that a domain's chain (of the configuration in force) needs has no worker taking
-    /// requests (`pool network has no worker`; several are joined with `; `). Loop thread.
+    /// requests (`pool network has no worker`; several are joined with `; `).
     func unreadiness() -> String? {
-        loop.preconditionInEventLoop()
         if draining { return "the coordinator is draining (it is stopping)" }
         var needed: [String] = []
-        for domain in routing.value.configuration.domains {
+        for domain in routing.configuration.domains {
             for kind in domain.providers where !needed.contains(kind) { needed.append(kind) }
         }
         let missing = needed.filter { pools[$0]?.serving.isEmpty ?? true }
@@ -29,7 +28,6 @@ extension Coordinator {
     /// - Returns: the JSON and a line break; nil when the report cannot be encoded (a number
     ///   JSON cannot hold).
     func statusJSON() async -> [UInt8]? {
-        loop.preconditionInEventLoop()
         let report = hasSharedCacheStore ? await statusReportWithStores() : statusReport()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -8,17 +8,16 @@ extension Coordinator {
     /// domains and limits from the next request on, and its pool sizes through the same runs
     /// as `monarch scale`. Requests in flight finish on the routing they started with; nothing
     /// is dropped. What only a restart applies is kept as it runs and logged (see
-    /// ``ReloadPlan``). Loop thread only.
+    /// ``ReloadPlan``).
     ///
     /// - Returns: what the file changes that only a restart applies.
     /// - Throws: ``ConfigError`` when `file` cannot be applied (a route that does not compile,
     ///   a domain naming a provider kind this coordinator has no pool for); nothing changes then.
     @discardableResult
     func reload(_ file: Configuration) throws(ConfigError) -> [String] {
-        loop.preconditionInEventLoop()
-        let plan = try ReloadPlan(running: routing.value.configuration, file: file)
+        let plan = try ReloadPlan(running: routing.configuration, file: file)
         let router = try Router<RouteOptions>(routes: plan.configuration.routes)
-        routing.value = Routing(
+        routing = Routing(
             configuration: plan.configuration, router: router, pools: pools,
             cachePools: Dictionary(uniqueKeysWithValues: cachePools.map { ($0.kind, $0) }))
         for (kind, count) in plan.scales.sorted(by: { $0.key < $1.key }) {

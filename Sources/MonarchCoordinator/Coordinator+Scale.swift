@@ -21,9 +21,8 @@ extension Coordinator {
     /// drains; `unavailable` when the pool failed (its workers restarted too often), a worker
     /// could not be started, or the run made no progress within ``scaleTimeout``: what was
     /// started stays, and the size asked for stays wanted. The run goes on when the client that
-    /// asked leaves. Loop thread.
+    /// asked leaves.
     func scale(_ message: ScaleMessage) async -> WireMessage {
-        loop.preconditionInEventLoop()
         func failure(_ code: ChainError.Code, _ text: String) -> WireMessage {
             .failure(FailureMessage(id: message.id, error: ChainError(code, text).detail))
         }

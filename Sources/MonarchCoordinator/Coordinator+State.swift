@@ -50,8 +50,8 @@ extension Coordinator {
         var watchFanout = WatchFanout()
         var recentSharedChanges: RecentChanges
         var sharedChangesHeard: Int = 0
-        var onWorkerRegistered: (@Sendable (WorkerInfo) -> Void)?
-        var onWorkerLost: ((WorkerInfo) -> Void)?
+        var onWorkerRegistered: (@CoordinatorActor (WorkerInfo) -> Void)?
+        var onWorkerLost: (@CoordinatorActor (WorkerInfo) -> Void)?
         var clientAddresses: [SocketAddress] = []
         var workerAddress: SocketAddress?
         var metricsAddress: SocketAddress?
@@ -71,202 +71,202 @@ extension Coordinator {
     }
 
     var clients: [Int: ClientSession] {
-        get { state.value.clients }
-        _modify { yield &state.value.clients }
+        get { state.clients }
+        _modify { yield &state.clients }
     }
 
     /// The serial number of the next client session.
     var nextClient: Int {
-        get { state.value.nextClient }
-        _modify { yield &state.value.nextClient }
+        get { state.nextClient }
+        _modify { yield &state.nextClient }
     }
 
     /// Connections accepted that have not had their hello accepted yet, by the role their
     /// listener takes.
     var handshakes: [Hello.Role: Int] {
-        get { state.value.handshakes }
-        _modify { yield &state.value.handshakes }
+        get { state.handshakes }
+        _modify { yield &state.handshakes }
     }
 
     /// The handshake slots of connections that have not said hello, by door class and peer.
     var handshakeSlots: HandshakeSlots<Int> {
-        get { state.value.handshakeSlots }
-        _modify { yield &state.value.handshakeSlots }
+        get { state.handshakeSlots }
+        _modify { yield &state.handshakeSlots }
     }
 
     /// The ticket of the next connection to take a handshake slot.
     var nextHandshake: Int {
-        get { state.value.nextHandshake }
-        _modify { yield &state.value.nextHandshake }
+        get { state.nextHandshake }
+        _modify { yield &state.nextHandshake }
     }
 
     /// The connections holding a handshake slot, by ticket (to close one pushed out).
     var awaitingHello: [Int: FrameConnection] {
-        get { state.value.awaitingHello }
-        _modify { yield &state.value.awaitingHello }
+        get { state.awaitingHello }
+        _modify { yield &state.awaitingHello }
     }
 
     /// Client connections open (handshakes included), by TCP peer address.
     var clientsByPeer: [String: Int] {
-        get { state.value.clientsByPeer }
-        _modify { yield &state.value.clientsByPeer }
+        get { state.clientsByPeer }
+        _modify { yield &state.clientsByPeer }
     }
 
     /// Client sessions whose hello proved them admins.
     var adminSessions: Int {
-        get { state.value.adminSessions }
-        _modify { yield &state.value.adminSessions }
+        get { state.adminSessions }
+        _modify { yield &state.adminSessions }
     }
 
     /// Hellos refused for the secret they presented (or did not).
     var unauthorizedHellos: Int {
-        get { state.value.unauthorizedHellos }
-        _modify { yield &state.value.unauthorizedHellos }
+        get { state.unauthorizedHellos }
+        _modify { yield &state.unauthorizedHellos }
     }
 
     /// Requests refused `forbidden`: admin commands from clients.
     var forbiddenRequests: Int {
-        get { state.value.forbiddenRequests }
-        _modify { yield &state.value.forbiddenRequests }
+        get { state.forbiddenRequests }
+        _modify { yield &state.forbiddenRequests }
     }
 
     /// Workers registered (connected or not), by kind: the numbers of their ids.
     var workerCount: [String: Int] {
-        get { state.value.workerCount }
-        _modify { yield &state.value.workerCount }
+        get { state.workerCount }
+        _modify { yield &state.workerCount }
     }
 
     /// The connected workers' names, by kind: a second worker with a connected one's name is refused.
     var connectedWorkerNames: [String: Set<String>] {
-        get { state.value.connectedWorkerNames }
-        _modify { yield &state.value.connectedWorkerNames }
+        get { state.connectedWorkerNames }
+        _modify { yield &state.connectedWorkerNames }
     }
 
     /// Worker connections, handshakes on the worker listener included.
     var workerConnections: Int {
-        get { state.value.workerConnections }
-        _modify { yield &state.value.workerConnections }
+        get { state.workerConnections }
+        _modify { yield &state.workerConnections }
     }
 
     /// Requests answered `overloaded` because ``Configuration/Limits/inFlight`` were in flight,
     /// or because their client left more than ``Configuration/Limits/clientQueueBytes`` of
     /// answers unread.
     var overloadedRequests: Int {
-        get { state.value.overloadedRequests }
-        _modify { yield &state.value.overloadedRequests }
+        get { state.overloadedRequests }
+        _modify { yield &state.overloadedRequests }
     }
 
     /// Connections closed at once because a cap was reached.
     var refusedConnections: Int {
-        get { state.value.refusedConnections }
-        _modify { yield &state.value.refusedConnections }
+        get { state.refusedConnections }
+        _modify { yield &state.refusedConnections }
     }
 
     /// Client connections closed because they did not read their answers.
     var slowReadersClosed: Int {
-        get { state.value.slowReadersClosed }
-        _modify { yield &state.value.slowReadersClosed }
+        get { state.slowReadersClosed }
+        _modify { yield &state.slowReadersClosed }
     }
 
     /// Client connections closed after ``Configuration/Limits/idleTimeout`` of silence.
     var idleClientsClosed: Int {
-        get { state.value.idleClientsClosed }
-        _modify { yield &state.value.idleClientsClosed }
+        get { state.idleClientsClosed }
+        _modify { yield &state.idleClientsClosed }
     }
 
     /// Workers taken out of rotation for missing two heartbeats.
     var unresponsiveWorkers: Int {
-        get { state.value.unresponsiveWorkers }
-        _modify { yield &state.value.unresponsiveWorkers }
+        get { state.unresponsiveWorkers }
+        _modify { yield &state.unresponsiveWorkers }
     }
 
     /// What decides, beat by beat, which workers have been silent too long.
     var heartbeatJudge: HeartbeatJudge {
-        get { state.value.heartbeatJudge }
-        _modify { yield &state.value.heartbeatJudge }
+        get { state.heartbeatJudge }
+        _modify { yield &state.heartbeatJudge }
     }
 
     /// The kinds a `scale` is under way for.
     var scalingKinds: Set<String> {
-        get { state.value.scalingKinds }
-        _modify { yield &state.value.scalingKinds }
+        get { state.scalingKinds }
+        _modify { yield &state.scalingKinds }
     }
 
     var draining: Bool {
-        get { state.value.draining }
-        _modify { yield &state.value.draining }
+        get { state.draining }
+        _modify { yield &state.draining }
     }
 
     /// Whether a second signal cut the drain short (see ``stopWaitingForDrain()``).
     var drainCutShort: Bool {
-        get { state.value.drainCutShort }
-        _modify { yield &state.value.drainCutShort }
+        get { state.drainCutShort }
+        _modify { yield &state.drainCutShort }
     }
 
     /// What the requests came to: totals, and the last minute per domain.
     var statistics: RequestStatistics {
-        get { state.value.statistics }
-        _modify { yield &state.value.statistics }
+        get { state.statistics }
+        _modify { yield &state.statistics }
     }
 
     /// The local workers' supervisor, when the coordinator runs in `monarch up`: it starts and
-    /// stops workers for `scale`, and kills the unresponsive ones. Loop thread only.
+    /// stops workers for `scale`, and kills the unresponsive ones.
     var supervisor: Supervisor? {
-        get { state.value.supervisor }
-        _modify { yield &state.value.supervisor }
+        get { state.supervisor }
+        _modify { yield &state.supervisor }
     }
 
     /// Log lines about peers (refusals, protocol errors), kept to a few per interval.
     var peerLog: LogLimiter {
-        get { state.value.peerLog }
-        _modify { yield &state.value.peerLog }
+        get { state.peerLog }
+        _modify { yield &state.peerLog }
     }
 
     /// Log lines about admin exchanges clients may send at will (invalidations), likewise.
     var adminLog: LogLimiter {
-        get { state.value.adminLog }
-        _modify { yield &state.value.adminLog }
+        get { state.adminLog }
+        _modify { yield &state.adminLog }
     }
 
     /// Every client's watches (`watch` messages), at most `limits.watchesPerClient` each.
     var watches: WatchRegistry {
-        get { state.value.watches }
-        _modify { yield &state.value.watches }
+        get { state.watches }
+        _modify { yield &state.watches }
     }
 
     /// `changed` events sent to watchers, and dropped for watchers that did not read.
     var watchEventsSent: Int {
-        get { state.value.watchEventsSent }
-        _modify { yield &state.value.watchEventsSent }
+        get { state.watchEventsSent }
+        _modify { yield &state.watchEventsSent }
     }
 
     var watchEventsDropped: Int {
-        get { state.value.watchEventsDropped }
-        _modify { yield &state.value.watchEventsDropped }
+        get { state.watchEventsDropped }
+        _modify { yield &state.watchEventsDropped }
     }
 
     /// The ids of the shared-store changes the watchers were told of lately.
     var recentSharedChanges: RecentChanges {
-        get { state.value.recentSharedChanges }
-        _modify { yield &state.value.recentSharedChanges }
+        get { state.recentSharedChanges }
+        _modify { yield &state.recentSharedChanges }
     }
 
     /// Changes other coordinators made to the shared store that the watchers were told of
     /// (each once, however many workers forwarded it).
     var sharedChangesHeard: Int {
-        get { state.value.sharedChangesHeard }
-        _modify { yield &state.value.sharedChangesHeard }
+        get { state.sharedChangesHeard }
+        _modify { yield &state.sharedChangesHeard }
     }
 
-    /// Told about each worker that registers. Loop thread.
-    public var onWorkerRegistered: (@Sendable (WorkerInfo) -> Void)? {
-        get { state.value.onWorkerRegistered }
-        set { state.value.onWorkerRegistered = newValue }
+    /// Told about each worker that registers.
+    public var onWorkerRegistered: (@CoordinatorActor (WorkerInfo) -> Void)? {
+        get { state.onWorkerRegistered }
+        set { state.onWorkerRegistered = newValue }
     }
 
-    /// Told about each registered worker whose connection ended. Loop thread.
-    public var onWorkerLost: ((WorkerInfo) -> Void)? {
-        get { state.value.onWorkerLost }
-        set { state.value.onWorkerLost = newValue }
+    /// Told about each registered worker whose connection ended.
+    public var onWorkerLost: (@CoordinatorActor (WorkerInfo) -> Void)? {
+        get { state.onWorkerLost }
+        set { state.onWorkerLost = newValue }
     }
 }

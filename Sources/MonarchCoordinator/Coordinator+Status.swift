@@ -12,7 +12,7 @@ extension Coordinator {
         var poolReports: [StatusReport.Pool] = []
         for kind in pools.keys.sorted() {
             let pool = pools[kind]!
-            let supervised = supervisor?.assumeIsolated { $0.poolState(kind) }
+            let supervised = supervisor?.poolState(kind)
             let localNames = Set(supervised?.slots.map(\.name) ?? [])
             for worker in pool.workers {
                 let slot = supervised?.slots.first { $0.name == worker.id }
@@ -61,7 +61,7 @@ extension Coordinator {
                 p50Ms: figures.p50, p99Ms: figures.p99, p999Ms: figures.p999,
                 hotHits: hotTier == nil ? nil : figures.hotHits)
         }
-        let trips = flights.assumeIsolated { $0.figures }
+        let trips = flights.figures
         return StatusReport(
             version: MonarchRelease.version, uptimeMs: Int((now - startedAt).wholeMilliseconds), pools: poolReports,
             workers: workers, domains: domains, clients: clients.count, requestsInFlight: requestsInFlight,
@@ -107,9 +107,8 @@ extension Coordinator {
     }
 
     /// The figures of every connected cache worker's `status`, asked of all of them at once,
-    /// each within a second (a silent one is left out). Loop thread.
+    /// each within a second (a silent one is left out).
     func cacheWorkerFigures() async -> [(kind: String, worker: String, figures: [String: JSONValue])] {
-        loop.preconditionInEventLoop()
         let workers = cachePools.flatMap { pool in pool.pool.connected.map { (pool.kind, $0) } }
         return await withTaskGroup(of: (kind: String, worker: String, figures: [String: JSONValue])?.self) { group in
             for (kind, worker) in workers {
@@ -127,9 +126,8 @@ extension Coordinator {
     }
 
     /// ``statusReport()`` with each connected cache worker's shared store as it reports it
-    /// (asked all at once, a second at most; one that does not answer shows none). Loop thread.
+    /// (asked all at once, a second at most; one that does not answer shows none).
     func statusReportWithStores() async -> StatusReport {
-        loop.preconditionInEventLoop()
         var stores: [String: StatusReport.Worker.Store] = [:]
         for answer in await cacheWorkerFigures() {
             if let store = StatusReport.Worker.Store(figures: answer.figures) { stores[answer.worker] = store }

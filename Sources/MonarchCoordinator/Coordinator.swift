@@ -14,8 +14,9 @@ import Prometheus
 /// exactly once — with the first response, or one error listing what each provider did —
 /// within its deadline. Every table it keeps (connections, requests in flight, queues,
 /// invalidations remembered, background work) is bounded by the configuration's ``Configuration/Limits``.
-/// Loop thread only, except where noted: its changing state is bound to the loop (see
-/// ``Coordinator/State``), and every access from another thread stops the process.
+/// It runs on ``CoordinatorActor``, as do its sessions and tables: the compiler checks every
+/// call into it.
+@CoordinatorActor
 public final class Coordinator: Sendable {
     /// A worker that has registered.
     public struct WorkerInfo: Sendable, Equatable {
@@ -27,6 +28,9 @@ public final class Coordinator: Sendable {
         public var pid: Int?
     }
 
+    /// What is handed a client request's answer, once (see ``answer(_:host:for:arrived:done:)``).
+    typealias AnswerHandler = @CoordinatorActor (ClientAnswer) -> Void
+
     /// The configuration the coordinator started with (what a reload may change is in
     /// ``routing``).
     public let configuration: Configuration
@@ -34,77 +38,77 @@ public final class Coordinator: Sendable {
     public let loop: EventLoop
     let logger: Logger
     /// The bounds the coordinator keeps now.
-    var limits: Configuration.Limits { routing.value.configuration.limits }
-    /// The routes, domains and limits in force, replaced as a whole by ``reload(_:)``; loop thread only.
-    let routing: LoopBound<Routing>
-    var router: Router<RouteOptions> { routing.value.router }
+    var limits: Configuration.Limits { routing.configuration.limits }
+    /// The routes, domains and limits in force, replaced as a whole by ``reload(_:)``.
+    var routing: Routing
+    var router: Router<RouteOptions> { routing.router }
     /// Paths seen lately, parsed and routed.
-    private var routes: RouteCache { routing.value.routeCache }
+    private var routes: RouteCache { routing.routeCache }
     /// Pools by kind; every kind any domain names has one, workers or not.
     let pools: [String: WorkerPool]
     /// The pools whose workers keep responses, by kind (their workers are in ``pools`` too).
     let cachePools: [CachePool]
     /// Chains by domain name, in the configured order.
-    var chains: [String: [any RequestProvider]] { routing.value.chains }
+    var chains: [String: [any RequestProvider]] { routing.chains }
     let flights: FlightTable
     /// The hits the coordinator answers itself (see ``HotTier``); nil when `limits.hotTier` is 0.
     let hotTier: LoopBound<HotTier>?
-    /// Everything that changes while the coordinator runs; loop thread only.
-    let state: LoopBound<State>
+    /// Everything that changes while the coordinator runs.
+    var state: State
 
     /// Exchanges admitted from clients and not answered yet (waiting to start or running): at
     /// most ``Configuration/Limits/inFlight``.
     private(set) var requestsInFlight: Int {
-        get { state.value.requestsInFlight }
-        _modify { yield &state.value.requestsInFlight }
+        get { state.requestsInFlight }
+        _modify { yield &state.requestsInFlight }
     }
 
     /// The addresses clients connect to, as bound (a `tcp:…:0` shows the chosen port).
     public private(set) var clientAddresses: [SocketAddress] {
-        get { state.value.clientAddresses }
-        _modify { yield &state.value.clientAddresses }
+        get { state.clientAddresses }
+        _modify { yield &state.clientAddresses }
     }
 
     /// The address workers dial in to, as bound.
     public private(set) var workerAddress: SocketAddress? {
-        get { state.value.workerAddress }
-        _modify { yield &state.value.workerAddress }
+        get { state.workerAddress }
+        _modify { yield &state.workerAddress }
     }
 
     /// Where metrics are served, as bound, when they are.
     public private(set) var metricsAddress: SocketAddress? {
-        get { state.value.metricsAddress }
-        _modify { yield &state.value.metricsAddress }
+        get { state.metricsAddress }
+        _modify { yield &state.metricsAddress }
     }
 
     /// The client and worker listeners open now.
     private var listeners: [Listener] {
-        get { state.value.listeners }
-        _modify { yield &state.value.listeners }
+        get { state.listeners }
+        _modify { yield &state.listeners }
     }
 
     /// Callers of ``drain(timeout:)`` waiting for the requests in flight to be answered.
     private var drainWaiters: [CheckedContinuation<Void, Never>] {
-        get { state.value.drainWaiters }
-        _modify { yield &state.value.drainWaiters }
+        get { state.drainWaiters }
+        _modify { yield &state.drainWaiters }
     }
 
     /// Fires every second: idle connections, forgotten cancellations, old invalidations.
     private var maintenance: LoopTimer? {
-        get { state.value.maintenance }
-        _modify { yield &state.value.maintenance }
+        get { state.maintenance }
+        _modify { yield &state.maintenance }
     }
 
     /// Fires every heartbeat: pings workers, and takes the silent ones out of rotation.
     private var heartbeat: LoopTimer? {
-        get { state.value.heartbeat }
-        _modify { yield &state.value.heartbeat }
+        get { state.heartbeat }
+        _modify { yield &state.heartbeat }
     }
 
     /// The Prometheus endpoint, when `metrics` is configured.
     private var metricsEndpoint: MetricsEndpoint? {
-        get { state.value.metricsEndpoint }
-        _modify { yield &state.value.metricsEndpoint }
+        get { state.metricsEndpoint }
+        _modify { yield &state.metricsEndpoint }
     }
 
     /// Knows each role by its secret.
@@ -131,14 +135,13 @@ public final class Coordinator: Sendable {
     /// A coordinator for `configuration`, on ``CoordinatorActor/loop``, reading the time on
     /// `clock` and, for the hot tier, on `wallClock` (tests pass clocks they move by hand; its
     /// libuv timers still fire in real time, and what they decide is read on `clock`); nothing
-    /// listens until ``start()``. Loop thread only.
+    /// listens until ``start()``.
     ///
     /// - Throws: ``ConfigError`` when a route's pattern or upstream template is invalid.
     public init(
         configuration: Configuration, logger: Logger, clock: MonotonicClock = .system, wallClock: WallClock = .system
     ) throws(ConfigError) {
         let loop = CoordinatorActor.loop
-        loop.preconditionInEventLoop()
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
@@ -165,20 +168,17 @@ public final class Coordinator: Sendable {
         }
         self.pools = pools
         self.cachePools = cachePools.keys.sorted().map { cachePools[$0]! }
-        self.routing = LoopBound(
-            Routing(configuration: configuration, router: router, pools: pools, cachePools: cachePools), loop: loop)
+        self.routing = Routing(configuration: configuration, router: router, pools: pools, cachePools: cachePools)
         self.flights = FlightTable(
-            loop: loop, work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks), clock: clock)
-        self.state = LoopBound(
-            State(
-                statistics: RequestStatistics(metricsOn: configuration.metrics != nil, clock: clock),
-                watches: WatchRegistry(perClient: configuration.limits.watchesPerClient),
-                recentSharedChanges: RecentChanges(capacity: configuration.limits.sharedChanges),
-                heartbeatJudge: HeartbeatJudge(interval: configuration.limits.heartbeat),
-                handshakeSlots: HandshakeSlots(
-                    capacity: configuration.limits.handshakes, perPeer: configuration.limits.handshakesPerPeer, clock: clock),
-                clock: clock),
-            loop: loop)
+            work: ChainWork(backgroundLimit: configuration.limits.backgroundTasks), clock: clock)
+        self.state = State(
+            statistics: RequestStatistics(metricsOn: configuration.metrics != nil, clock: clock),
+            watches: WatchRegistry(perClient: configuration.limits.watchesPerClient),
+            recentSharedChanges: RecentChanges(capacity: configuration.limits.sharedChanges),
+            heartbeatJudge: HeartbeatJudge(interval: configuration.limits.heartbeat),
+            handshakeSlots: HandshakeSlots(
+                capacity: configuration.limits.handshakes, perPeer: configuration.limits.handshakesPerPeer, clock: clock),
+            clock: clock)
         for pool in self.cachePools {
             pool.onStored = { [unowned self] key, tags, refreshed in notifyStored(key, tags: tags, refreshed: refreshed) }
         }
@@ -197,12 +197,11 @@ public final class Coordinator: Sendable {
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits, hotTier: hotTier)
     }
 
-    /// Listens on the configured client and worker addresses. Loop thread only.
+    /// Listens on the configured client and worker addresses.
     ///
     /// - Throws: ``UVError`` when an address cannot be bound (or `listen.group` names no group
     ///   of the system); nothing is left listening then.
     public func start() throws(UVError) {
-        loop.preconditionInEventLoop()
         do {
             let group = try socketGroup()
             for address in configuration.listen.clients {
@@ -220,15 +219,15 @@ public final class Coordinator: Sendable {
     }
 
     /// Starts the once-a-second maintenance and the heartbeats; ``start()`` does, after its
-    /// listeners. Loop thread only.
+    /// listeners.
     func startTimers() throws(UVError) {
         let timer = try LoopTimer(on: loop)
         // Both fire in real time; what they decide is read on ``clock``.
-        timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in maintain() }
+        timer.start(afterMs: 1000, repeatMs: 1000) { [unowned self] in CoordinatorActor.assumeIsolated { maintain() } }
         maintenance = timer
         let beat = try LoopTimer(on: loop)
         let interval = max(limits.heartbeat.wholeMilliseconds, 1)
-        beat.start(afterMs: interval, repeatMs: interval) { [unowned self] in checkHeartbeats() }
+        beat.start(afterMs: interval, repeatMs: interval) { [unowned self] in CoordinatorActor.assumeIsolated { checkHeartbeats() } }
         heartbeat = beat
     }
 
@@ -237,11 +236,10 @@ public final class Coordinator: Sendable {
     /// the caller's end, a connected Unix socket to open with
     /// ``MonarchLoop/StreamConnection/open(socket:on:)`` on any loop. The connection then goes
     /// through what every connection of `role` goes through: the caps, the hello, the token
-    /// when one is configured. Loop thread only.
+    /// when one is configured.
     ///
     /// - Throws: ``UVError`` when the process has no descriptors left.
     public func connectInProcess(as role: Hello.Role) throws(UVError) -> Int32 {
-        loop.preconditionInEventLoop()
         let (ours, theirs) = try StreamConnection.socketPair()
         let stream: StreamConnection
         do {
@@ -256,7 +254,7 @@ public final class Coordinator: Sendable {
 
     /// Serves the metrics of `registry` (where this process's swift-metrics go) on the
     /// configured `metrics` address, brought up to date at each scrape, and the admin pages
-    /// beside them (``AdminPages``: `/livez`, `/readyz`, `/status`). Loop thread only.
+    /// beside them (``AdminPages``: `/livez`, `/readyz`, `/status`).
     ///
     /// - Throws: ``UVError`` when the address cannot be bound.
     public func startMetrics(registry: PrometheusCollectorRegistry) throws(UVError) {
@@ -267,16 +265,11 @@ public final class Coordinator: Sendable {
                 await syncMetrics(sync)
                 return registry.emitToBuffer()
             },
-            unreadiness: { [unowned self] in unreadiness() },
+            unreadiness: { [unowned self] in await unreadiness() },
             status: { [unowned self] in await statusJSON() })
-        let endpoint = MetricsEndpoint(address: address, secrets: metricsSecrets, loop: loop, logger: logger, pages: pages)
-        let bound = endpoint.assumeIsolated { endpoint in
-            Result { () throws(UVError) in
-                try endpoint.start()
-                return endpoint.boundAddress
-            }
-        }
-        metricsAddress = try bound.get()
+        let endpoint = MetricsEndpoint(address: address, secrets: metricsSecrets, logger: logger, pages: pages)
+        try endpoint.start()
+        metricsAddress = endpoint.boundAddress
         metricsEndpoint = endpoint
         logger.info("metrics at http://\(metricsAddress.map { "\($0)".replacingOccurrences(of: "tcp:", with: "") } ?? "?")/metrics")
     }
@@ -318,7 +311,7 @@ public final class Coordinator: Sendable {
         let isUnixSocket = if case .unix = address { true } else { false }
         let door = Door(takes: role, isUnixSocket: isUnixSocket, isLocal: Configuration.isLocal(address))
         let listener = try Listener(address: address, on: loop, socketGroup: group) { [unowned self] stream in
-            accept(stream, at: door)
+            CoordinatorActor.assumeIsolated { accept(stream, at: door) }
         }
         listeners.append(listener)
         return listener
@@ -326,7 +319,7 @@ public final class Coordinator: Sendable {
 
     /// Creates the folders above `path` that are missing, each readable by this user alone
     /// (`0700`); what exists is left as it is.
-    package static func createParentDirectory(of path: String) {
+    package nonisolated static func createParentDirectory(of path: String) {
         var directory = ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
         for (index, part) in parts.enumerated() {
@@ -349,7 +342,7 @@ public final class Coordinator: Sendable {
 
     /// How long `request` may take from its arrival, its wait for its turn on the client's
     /// connection included (the shorter of its `deadlineMs` and its route's timeout); nil when
-    /// it would be refused before its trip. Loop thread only.
+    /// it would be refused before its trip.
     func deadline(of request: RequestMessage) -> Duration? {
         try? plan(request).deadline
     }
@@ -376,12 +369,11 @@ public final class Coordinator: Sendable {
     /// before this returns nil;
     /// otherwise `done` comes later, and the number returned is the waiter that
     /// ``FlightTable/cancel(_:)`` answers `cancelled`. Every answer is counted in
-    /// ``statistics``. Loop thread only.
+    /// ``statistics``.
     func answer(
         _ message: RequestMessage, host: String? = nil, for client: Int, arrived: ContinuousClock.Instant,
-        done: @escaping @Sendable (ClientAnswer) -> Void
+        done: @escaping AnswerHandler
     ) -> Int? {
-        loop.preconditionInEventLoop()
         func refuse(_ error: ChainError) -> Int? {
             answering(message.id, arrived: arrived, domain: "none", providers: [], done: done)(.failure(error), nil)
             return nil
@@ -414,8 +406,8 @@ public final class Coordinator: Sendable {
     /// among `providers` answered it.
     private func answering(
         _ id: MessageID, arrived: ContinuousClock.Instant, domain: String, providers: [any RequestProvider],
-        done: @escaping @Sendable (ClientAnswer) -> Void
-    ) -> @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void {
+        done: @escaping AnswerHandler
+    ) -> FlightTable.Done {
         let hasCache = providers.contains { $0 is CachePool }
         let clock = clock
         return { [unowned self] result, prepared in
@@ -451,11 +443,9 @@ public final class Coordinator: Sendable {
         let timeout = limits.idleTimeout
         for client in clients.values {
             // A stall is looked for (and tracked) only in a client that is not idle.
-            let (idle, stalled) = client.assumeIsolated { session in
-                session.expireWaiting(now: now)
-                let idle = session.isIdle(now: now, timeout: timeout)
-                return (idle, !idle && session.isStalled(now: now, timeout: timeout))
-            }
+            client.expireWaiting(now: now)
+            let idle = client.isIdle(now: now, timeout: timeout)
+            let stalled = !idle && client.isStalled(now: now, timeout: timeout)
             if idle {
                 idleClientsClosed += 1
                 logger.debug("closing client \(client.id): nothing received for \(limits.idleTimeout) and nothing in flight")
@@ -479,19 +469,20 @@ public final class Coordinator: Sendable {
     /// (background work still running then is cancelled). Any task.
     public func drain(timeout: Duration) async {
         let started = clock.now
-        await withCheckedContinuation { continuation in
-            loop.execute { [self] in
-                draining = true
-                for listener in listeners { listener.close() }
-                listeners.removeAll()
-                guard requestsInFlight > 0, !drainCutShort else { return continuation.resume() }
-                logger.info("draining \(requestsInFlight) request(s) in flight")
+        draining = true
+        for listener in listeners { listener.close() }
+        listeners.removeAll()
+        if requestsInFlight > 0, !drainCutShort {
+            logger.info("draining \(requestsInFlight) request(s) in flight")
+            await withCheckedContinuation { continuation in
                 drainWaiters.append(continuation)
                 let timer = try? LoopTimer(on: loop)
                 timer?.start(afterMs: timeout.wholeMilliseconds) { [self] in
                     timer?.close()
-                    if requestsInFlight > 0 { logger.warning("\(requestsInFlight) request(s) still in flight after \(timeout)") }
-                    resumeDrainWaiters()
+                    CoordinatorActor.assumeIsolated {
+                        if requestsInFlight > 0 { logger.warning("\(requestsInFlight) request(s) still in flight after \(timeout)") }
+                        resumeDrainWaiters()
+                    }
                 }
             }
         }
@@ -501,9 +492,8 @@ public final class Coordinator: Sendable {
 
     /// Ends every wait in ``drain(timeout:)`` now, or as soon as it begins, requests in flight
     /// or not, and cancels the background work (write-backs, refreshes) rather than waiting for
-    /// it. Loop thread only.
+    /// it.
     public func stopWaitingForDrain() {
-        loop.preconditionInEventLoop()
         drainCutShort = true
         flights.work.background.stopWaiting()
         resumeDrainWaiters()
@@ -516,14 +506,14 @@ public final class Coordinator: Sendable {
     }
 
     /// Closes every listener, and every client and worker connection once what is queued for it
-    /// is written. Loop thread only.
+    /// is written.
     public func close() {
         draining = true
         maintenance?.close()
         maintenance = nil
         heartbeat?.close()
         heartbeat = nil
-        metricsEndpoint?.assumeIsolated { $0.close() }
+        metricsEndpoint?.close()
         metricsEndpoint = nil
         flights.closeSpareTimers()
         for listener in listeners { listener.close() }

@@ -31,6 +31,11 @@ import MonarchLoop
     /// Runs this actor's jobs on the loop's thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
+    /// Runs `body` in this actor's isolation, on the loop, and returns what it returns.
+    public static func run<T: Sendable>(_ body: @CoordinatorActor @Sendable () throws -> T) async rethrows -> T {
+        try await body()
+    }
+
     /// Runs `operation` in this actor's isolation, which the caller promises it is in: on the
     /// loop's thread, as every libuv callback of the loop is. A call from any other thread
     /// stops the process.

@@ -173,13 +173,12 @@ struct ChainWork: Sendable {
 /// starting another; one that arrives after the trip's answer and before its write-back is
 /// stored gets that answer (``HeldAnswers``).
 ///
-/// An actor isolated to its loop: the flights' state is touched only on the loop's thread
-/// (the compiler checks the code inside the actor; the entries through `assumeIsolated` are
-/// checked when they run). Requests enter from code running on the loop synchronously,
-/// through `assumeIsolated`, and are answered by a callback on the loop, so a waiter needs no
-/// task and costs no hop; libuv's timers and the trips (their loop callbacks, or their tasks)
-/// enter the same way, by number.
-actor FlightTable {
+/// It runs on ``CoordinatorActor``: the coordinator and its sessions call it directly, and a
+/// waiter is answered by a callback in the same isolation, so it needs no task and costs no
+/// hop. libuv's timers and the trips' loop callbacks enter through `assumeIsolated`, a trip's
+/// task with an await; each finds its flight by number.
+@CoordinatorActor
+final class FlightTable {
     /// The loop whose thread the table lives on.
     nonisolated let loop: EventLoop
     /// The flights under way, by number.
@@ -212,9 +211,9 @@ actor FlightTable {
     /// ``BackgroundWork/limit`` of them.
     private var held: HeldAnswers
 
-    /// A table on `loop` whose trips share `work`, reading the time on `clock`.
-    init(loop: EventLoop, work: ChainWork, clock: MonotonicClock) {
-        self.loop = loop
+    /// A table on ``CoordinatorActor/loop`` whose trips share `work`, reading the time on `clock`.
+    init(work: ChainWork, clock: MonotonicClock) {
+        self.loop = CoordinatorActor.loop
         self.work = work
         self.clock = clock
         self.held = HeldAnswers(capacity: work.background.limit, clock: clock)
@@ -223,11 +222,12 @@ actor FlightTable {
     /// Answers held for reads that arrive before their trip's write-back is stored.
     var heldAnswers: Int { held.count }
 
-    /// Runs the table's jobs on its loop's thread.
-    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
-
     /// Flights under way.
     var count: Int { flights.count }
+
+    /// What a waiter is answered with: the result, and the response prepared once for every
+    /// waiter of a shared trip.
+    typealias Done = @CoordinatorActor @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void
 
     /// The figures `status` reports: trips started, joined and asked alone.
     var figures: (started: Int, joined: Int, askedAlone: Int) { (started, joined, askedAlone) }
@@ -237,67 +237,61 @@ actor FlightTable {
     /// on the loop (never before this returns); a response that goes to several waiters comes
     /// prepared once for all of their frames. A joiner whose shared answer may not be handed
     /// on (see ``Flight``) makes a trip of its own with the time it has left. Returns the
-    /// waiter's number, for ``cancel(_:)``. Loop thread only.
-    nonisolated func begin(
+    /// waiter's number, for ``cancel(_:)``.
+    func begin(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int,
-        done: @escaping @Sendable (Result<Response, ChainError>, PreparedResponse?) -> Void
+        done: @escaping Done
     ) -> Int {
         let clock = clock
         let arrived = clock.now
-        return assumeIsolated { table in
-            let waiter = table.nextWaiter
-            table.nextWaiter += 1
-            let flight: Flight
-            let startedTheTrip: Bool
-            if let key, table.shared[key] == nil, let entry = table.held.answer(for: key) {
-                // The trip has ended and its write-back is not stored yet: its answer, as a
-                // joiner would have had it.
-                table.joined += 1
-                let (response, prepared) = (entry.response, entry.prepared)
-                table.loop.execute { done(.success(response), prepared) }
-                return waiter
-            } else if let key, let id = table.shared[key], let underWay = table.flights[id] {
-                table.joined += 1
-                underWay.budget.extend(to: clock.now + deadline)
-                (flight, startedTheTrip) = (underWay, false)
-            } else {
-                (flight, startedTheTrip) = (table.start(request, along: providers, key: key, deadline: deadline, client: client), true)
-            }
-            table.enlist(waiter, in: flight, startedTheTrip: startedTheTrip, deadline: deadline) { [unowned table] outcome in
-                switch outcome {
-                case .answered(let result, let prepared):
-                    done(result, prepared)
-                case .notShared:
-                    let left = max(.zero, deadline - (clock.now - arrived))
-                    var alone = request
-                    alone.deadline = left
-                    table.assumeIsolated { table in
-                        table.askedAlone += 1
-                        let own = table.start(alone, along: providers, key: nil, deadline: left, client: client)
-                        table.enlist(waiter, in: own, startedTheTrip: true, deadline: left) { outcome in
-                            guard case .answered(let result, let prepared) = outcome else {
-                                preconditionFailure("the waiter that started a trip always gets its answer")
-                            }
-                            done(result, prepared)
-                        }
-                        // Once its waiter is enlisted: a trip answers it, never before.
-                        own.loopTrip?.start()
-                    }
-                }
-            }
-            // Once its first waiter is enlisted: a trip answers it, never before.
-            if startedTheTrip { flight.loopTrip?.start() }
+        let waiter = nextWaiter
+        nextWaiter += 1
+        let flight: Flight
+        let startedTheTrip: Bool
+        if let key, shared[key] == nil, let entry = held.answer(for: key) {
+            // The trip has ended and its write-back is not stored yet: its answer, as a
+            // joiner would have had it.
+            joined += 1
+            let (response, prepared) = (entry.response, entry.prepared)
+            loop.execute { CoordinatorActor.assumeIsolated { done(.success(response), prepared) } }
             return waiter
+        } else if let key, let id = shared[key], let underWay = flights[id] {
+            joined += 1
+            underWay.budget.extend(to: clock.now + deadline)
+            (flight, startedTheTrip) = (underWay, false)
+        } else {
+            (flight, startedTheTrip) = (start(request, along: providers, key: key, deadline: deadline, client: client), true)
         }
+        enlist(waiter, in: flight, startedTheTrip: startedTheTrip, deadline: deadline) { [unowned self] outcome in
+            switch outcome {
+            case .answered(let result, let prepared):
+                done(result, prepared)
+            case .notShared:
+                let left = max(.zero, deadline - (clock.now - arrived))
+                var alone = request
+                alone.deadline = left
+                askedAlone += 1
+                let own = start(alone, along: providers, key: nil, deadline: left, client: client)
+                enlist(waiter, in: own, startedTheTrip: true, deadline: left) { outcome in
+                    guard case .answered(let result, let prepared) = outcome else {
+                        preconditionFailure("the waiter that started a trip always gets its answer")
+                    }
+                    done(result, prepared)
+                }
+                // Once its waiter is enlisted: a trip answers it, never before.
+                own.loopTrip?.start()
+            }
+        }
+        // Once its first waiter is enlisted: a trip answers it, never before.
+        if startedTheTrip { flight.loopTrip?.start() }
+        return waiter
     }
 
     /// Answers waiter `waiter` at once with a `cancelled` failure, if it still waits; its trip
-    /// is abandoned when nobody else waits for it. Loop thread only.
-    nonisolated func cancel(_ waiter: Int) {
-        assumeIsolated { table in
-            guard let id = table.flightOf[waiter], let flight = table.flights[id] else { return }
-            table.leave(flight, waiter, with: .failure(flight.cancelled()))
-        }
+    /// is abandoned when nobody else waits for it.
+    func cancel(_ waiter: Int) {
+        guard let id = flightOf[waiter], let flight = flights[id] else { return }
+        leave(flight, waiter, with: .failure(flight.cancelled()))
     }
 
     /// Registers a new flight (under `key` when given) and starts its trip.
@@ -321,13 +315,13 @@ actor FlightTable {
             // Driven by loop callbacks, started once its first waiter is enlisted.
             // Held strongly, as a trip's task holds the table, until the flight ends.
             flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, clock: clock, attempts: attempts) { [self] result in
-                complete(id, with: result)
+                CoordinatorActor.assumeIsolated { complete(id, with: result) }
             }
             return flight
         }
         flight.task = Task(executorPreference: loop) { [self] in
             let result = await Self.fly(request, along: providers, work: work, trip: trip, attempts: attempts)
-            complete(id, with: result)
+            await complete(id, with: result)
         }
         return flight
     }
@@ -335,7 +329,7 @@ actor FlightTable {
     /// The trip itself: `request` down `providers` as `trip` (within its budget, on behalf of
     /// its client, whose share of the workers the trip uses): each pool is handed the trip
     /// (``TripPool/onTrip(_:)``), its write-backs and refreshes included.
-    private static func fly(
+    private nonisolated static func fly(
         _ request: Request, along providers: [any RequestProvider], work: ChainWork, trip: WorkerPool.Trip,
         attempts: AttemptLog
     ) async -> Result<Response, ChainError> {
@@ -351,7 +345,7 @@ actor FlightTable {
 
     /// The providers as `trip`'s chain asks them: each pool is handed the trip
     /// (``TripPool/onTrip(_:)``), its write-backs and refreshes included.
-    private static func legs(of providers: [any RequestProvider], on trip: WorkerPool.Trip) -> [any RequestProvider] {
+    private nonisolated static func legs(of providers: [any RequestProvider], on trip: WorkerPool.Trip) -> [any RequestProvider] {
         providers.map { ($0 as? any TripPool)?.onTrip(trip) ?? $0 }
     }
 
@@ -365,9 +359,9 @@ actor FlightTable {
         flightOf[waiter] = flight.id
         let id = flight.id
         timer?.start(afterMs: deadline.wholeMilliseconds) { [unowned self] in
-            assumeIsolated { table in
-                guard let flight = table.flights[id] else { return }
-                table.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
+            CoordinatorActor.assumeIsolated {
+                guard let flight = self.flights[id] else { return }
+                self.leave(flight, waiter, with: .failure(flight.deadlinePassed(deadline)))
             }
         }
     }
@@ -391,29 +385,27 @@ actor FlightTable {
     }
 
     /// Hands the trip's result to its waiters (from the trip's task or its loop callback, on the loop).
-    private nonisolated func complete(_ id: Int, with result: Result<Response, ChainError>) {
-        assumeIsolated { table in
-            guard let flight = table.flights.removeValue(forKey: id) else { return }
-            flight.task = nil
-            flight.loopTrip = nil
-            table.unshare(flight)
-            let answered = flight.waiters
-            flight.waiters = WaiterList()
-            for (waiter, entry) in answered {
-                table.flightOf[waiter] = nil
-                table.recycle(entry.timer)
-            }
-            // Last: what a waiter does with its answer may enter the table again.
-            // Told once per trip, and only when a waiter joined it.
-            let shareable = answered.contains { !$0.waiter.startedTheTrip } && Flight.isShareable(result)
-            // A response for several waiters is encoded once for all of them.
-            var prepared: PreparedResponse?
-            if shareable, case .success(let response) = result { prepared = PreparedResponse(response.message(id: 0)) }
-            if case .success(let response) = result { table.hold(response, prepared: prepared, of: flight) }
-            for (_, entry) in answered {
-                entry.deliver(flight.outcome(
-                    of: result, prepared: prepared, startedTheTrip: entry.startedTheTrip, shareable: shareable))
-            }
+    private func complete(_ id: Int, with result: Result<Response, ChainError>) {
+        guard let flight = flights.removeValue(forKey: id) else { return }
+        flight.task = nil
+        flight.loopTrip = nil
+        unshare(flight)
+        let answered = flight.waiters
+        flight.waiters = WaiterList()
+        for (waiter, entry) in answered {
+            flightOf[waiter] = nil
+            recycle(entry.timer)
+        }
+        // Last: what a waiter does with its answer may enter the table again.
+        // Told once per trip, and only when a waiter joined it.
+        let shareable = answered.contains { !$0.waiter.startedTheTrip } && Flight.isShareable(result)
+        // A response for several waiters is encoded once for all of them.
+        var prepared: PreparedResponse?
+        if shareable, case .success(let response) = result { prepared = PreparedResponse(response.message(id: 0)) }
+        if case .success(let response) = result { hold(response, prepared: prepared, of: flight) }
+        for (_, entry) in answered {
+            entry.deliver(flight.outcome(
+                of: result, prepared: prepared, startedTheTrip: entry.startedTheTrip, shareable: shareable))
         }
     }
 
@@ -448,17 +440,15 @@ actor FlightTable {
     }
 
     /// Closes the deadline timers kept for later waiters, and from now on closes each timer
-    /// when its waiter is answered (the coordinator is closing). Loop thread only.
-    nonisolated func closeSpareTimers() {
-        assumeIsolated { table in
-            table.keepsSpareTimers = false
-            for timer in table.spareTimers { timer.close() }
-            table.spareTimers.removeAll()
-        }
+    /// when its waiter is answered (the coordinator is closing).
+    func closeSpareTimers() {
+        keepsSpareTimers = false
+        for timer in spareTimers { timer.close() }
+        spareTimers.removeAll()
     }
 
-    /// Spare deadline timers kept now. Loop thread only.
-    nonisolated var spareTimerCount: Int { assumeIsolated { $0.spareTimers.count } }
+    /// Spare deadline timers kept now.
+    var spareTimerCount: Int { spareTimers.count }
 
     /// Stops identical reads from joining `flight`.
     private func unshare(_ flight: Flight) {

@@ -84,14 +84,14 @@ public final class LocalCluster: Sendable {
             let impatience = Task { () -> Bool in
                 for await next in stops {
                     if case .signal = next {
-                        loop.execute { coordinator.stopWaitingForDrain() }
+                        await coordinator.stopWaitingForDrain()
                         return true
                     }
                 }
                 return false
             }
             // The timeout in force: a reload may have changed it.
-            let timeout = (try? await loop.submit { coordinator.limits.timeout }) ?? configuration.limits.timeout
+            let timeout = await coordinator.limits.timeout
             await coordinator.drain(timeout: timeout)
             impatience.cancel()
             impatient = await impatience.value
@@ -102,7 +102,7 @@ public final class LocalCluster: Sendable {
         // take that for a crash.
         await supervisor.expectExits()
         await door?.close()
-        try? await loop.submit { coordinator.close() }
+        await coordinator.close()
         await supervisor.stopAll(grace: impatient ? .zero : .seconds(5))
         try? await loop.submit { for signal in signals { signal.close() } }
         stop.finish()
@@ -117,7 +117,8 @@ public final class LocalCluster: Sendable {
     }
 
     /// Reads the configuration again and applies it (``Coordinator/reload(_:)``); one that does
-    /// not load, would not run here or cannot be applied changes nothing and is logged. Loop thread.
+    /// not load, would not run here or cannot be applied changes nothing and is logged.
+    @CoordinatorActor
     private func reload(
         _ coordinator: Coordinator, reading reread: () throws -> Configuration, ready readyLine: String, started: Bool
     ) {
@@ -165,16 +166,14 @@ public final class LocalCluster: Sendable {
     private func start(
         on loop: EventLoop, stop: AsyncStream<Stop>.Continuation
     ) async throws(ClusterError) -> (Coordinator, Supervisor, [LoopSignal]) {
-        let (coordinator, supervisor, clientAddresses) = try await onLoop(loop) { [self] () throws(ClusterError) in
-            try openCoordinator(on: loop)
-        }
-        let door = configuration.listen.http.isEmpty ? nil : HTTPFrontDoor(coordinator: coordinator, logger: logger)
+        let (coordinator, supervisor, clientAddresses) = try await openCoordinator(on: loop)
+        let door = configuration.listen.http.isEmpty ? nil : await HTTPFrontDoor(coordinator: coordinator, logger: logger)
         if let door {
             do {
                 try await door.start()
             } catch {
                 await door.close()
-                try? await loop.submit { coordinator.close() }
+                await coordinator.close()
                 throw ClusterError("\(error)")
             }
             frontDoor.withLock { $0 = door }
@@ -185,12 +184,11 @@ public final class LocalCluster: Sendable {
             + "; workers: " + (configuration.workers.map { "\($0.kind)×\($0.count)" }.joined(separator: ", "))
         let signals: [LoopSignal]
         do throws(ClusterError) {
-            signals = try await onLoop(loop) { [self] () throws(ClusterError) in
-                try watchSignals(on: loop, stop: stop, coordinator: coordinator, supervisor: supervisor, ready: readyLine)
-            }
+            signals = try await watchSignals(
+                on: loop, stop: stop, coordinator: coordinator, supervisor: supervisor, ready: readyLine)
         } catch {
             await door?.close()
-            try? await loop.submit { coordinator.close() }
+            await coordinator.close()
             throw error
         }
         // At most this many local workers start at once, not yet registered (as a scale's do):
@@ -211,23 +209,10 @@ public final class LocalCluster: Sendable {
         return (coordinator, supervisor, signals)
     }
 
-    /// Runs `work` on the loop thread and returns its result; a loop that has stopped is a
-    /// ``ClusterError``.
-    private func onLoop<T: Sendable>(
-        _ loop: EventLoop, _ work: @escaping @Sendable () throws(ClusterError) -> T
-    ) async throws(ClusterError) -> T {
-        let result: Result<T, ClusterError>
-        do {
-            result = try await loop.submit { Result { () throws(ClusterError) in try work() } }
-        } catch {
-            throw ClusterError("the event loop stopped: \(error)")
-        }
-        return try result.get()
-    }
-
     /// The coordinator listening (and serving metrics when configured), with its supervisor,
     /// which starts no worker yet, and the addresses clients reach it on. On a failure nothing
-    /// is left open. Loop thread.
+    /// is left open.
+    @CoordinatorActor
     private func openCoordinator(
         on loop: EventLoop
     ) throws(ClusterError) -> (Coordinator, Supervisor, clientAddresses: [SocketAddress]) {
@@ -254,22 +239,20 @@ public final class LocalCluster: Sendable {
         let limits = configuration.limits
         let supervisor = Supervisor(
             configuration: configuration, policy: RestartPolicy(intensity: limits.restarts, window: limits.restartWindow),
-            environment: nil, workerKeys: coordinator.localWorkerKeys, loop: loop, logger: logger, clock: coordinator.clock
+            environment: nil, workerKeys: coordinator.localWorkerKeys, logger: logger, clock: coordinator.clock
         ) { pool, ordinal in
             WorkerLaunch.launch(
                 for: pool, ordinal: ordinal, coordinator: workerAddress, executableDirectory: executableDirectory,
                 logLevel: logLevel)
         }
         coordinator.supervisor = supervisor
-        // A callback the coordinator makes on the loop thread, the supervisor's executor.
-        coordinator.onWorkerRegistered = { info in
-            supervisor.assumeIsolated { $0.startupWorkerRegistered(info.id) }
-        }
+        coordinator.onWorkerRegistered = { info in supervisor.startupWorkerRegistered(info.id) }
         return (coordinator, supervisor, coordinator.clientAddresses)
     }
 
     /// SIGINT and SIGTERM stop the cluster; SIGHUP reloads the configuration when it can be
-    /// read again. On a failure no signal is left watched. Loop thread.
+    /// read again. On a failure no signal is left watched.
+    @CoordinatorActor
     private func watchSignals(
         on loop: EventLoop, stop: AsyncStream<Stop>.Continuation, coordinator: Coordinator, supervisor: Supervisor,
         ready readyLine: String
@@ -280,11 +263,11 @@ public final class LocalCluster: Sendable {
                 signals.append(try LoopSignal(number, on: loop) { stop.yield(.signal) })
             }
             if let reread {
-                // A libuv callback on the loop thread, the supervisor's executor.
+                // A libuv callback, on the loop thread.
                 signals.append(try LoopSignal(SIGHUP, on: loop) { [self] in
-                    reload(
-                        coordinator, reading: reread, ready: readyLine,
-                        started: supervisor.assumeIsolated { $0.started })
+                    CoordinatorActor.assumeIsolated {
+                        reload(coordinator, reading: reread, ready: readyLine, started: supervisor.started)
+                    }
                 })
             }
         } catch {

@@ -13,10 +13,10 @@ import MonarchWire
 /// taken, the one that has waited longest for its request is closed to make room (a scraper
 /// sends its request as soon as it connects).
 ///
-/// An actor isolated to its loop: its state is touched only on the loop's thread (the
-/// compiler checks the code inside the actor); libuv's callbacks, which run there, enter
-/// through `assumeIsolated`, checked when they run.
-actor MetricsEndpoint {
+/// It runs on ``CoordinatorActor``; libuv's callbacks, which run on its loop, enter through
+/// `assumeIsolated`, checked when they run.
+@CoordinatorActor
+final class MetricsEndpoint {
     /// The address as bound (a `tcp:…:0` shows the chosen port).
     private(set) var boundAddress: SocketAddress?
     private let address: SocketAddress
@@ -39,23 +39,22 @@ actor MetricsEndpoint {
     static let maxConnections = 16
 
     /// An endpoint on `address` serving `pages`, asking for one of `secrets` when there are any.
-    init(address: SocketAddress, secrets: [String], loop: EventLoop, logger: Logger, pages: AdminPages) {
+    init(address: SocketAddress, secrets: [String], logger: Logger, pages: AdminPages) {
         self.address = address
         self.secrets = secrets
-        self.loop = loop
+        self.loop = CoordinatorActor.loop
         self.logger = logger
         self.pages = pages
     }
 
     /// Runs the endpoint's jobs on its loop's thread.
-    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// Listens.
     ///
     /// - Throws: ``UVError`` when the address cannot be bound.
     func start() throws(UVError) {
         let listener = try Listener(address: address, on: loop) { [unowned self] stream in
-            assumeIsolated { $0.accept(stream) }
+            CoordinatorActor.assumeIsolated { accept(stream) }
         }
         boundAddress = listener.boundAddress
         self.listener = listener
@@ -82,14 +81,14 @@ actor MetricsEndpoint {
         timer?.start(afterMs: 5000) { stream.close() }
         stream.onEnd = { [unowned self] _ in
             timer?.close()
-            assumeIsolated { endpoint in
-                endpoint.open -= 1
-                endpoint.reading.removeAll { $0.serial == serial }
+            CoordinatorActor.assumeIsolated {
+                open -= 1
+                reading.removeAll { $0.serial == serial }
             }
         }
         stream.onRead = { [unowned self] bytes in
             let chunk = Array(bytes)
-            assumeIsolated { $0.read(chunk, serial: serial) }
+            CoordinatorActor.assumeIsolated { read(chunk, serial: serial) }
         }
         stream.startReading()
     }
@@ -157,7 +156,7 @@ actor MetricsEndpoint {
         return nil
     }
 
-    private static func write(
+    private nonisolated static func write(
         status: String, body: [UInt8], to stream: StreamConnection, contentType: String = "text/plain; charset=utf-8",
         extraHeaders: String = "", omitBody: Bool = false
     ) {

@@ -21,10 +21,11 @@ import Synchronization
 /// its file). Workers run in sessions of their own, so a terminal's Ctrl-C reaches only
 /// `monarch up`, which drains before it stops them.
 ///
-/// An actor isolated to its loop: its state is touched only on the loop's thread (the
-/// compiler checks the code inside the actor); libuv's callbacks and the coordinator's loop
-/// code enter through `assumeIsolated`, checked when they run, and what leaves is a ``PoolState`` or ``SlotState`` snapshot.
-actor Supervisor {
+/// It runs on ``CoordinatorActor``, as the coordinator does, which calls it directly; libuv's
+/// callbacks (timers, child exits) enter through `assumeIsolated`, checked when they run, and
+/// what leaves is a ``PoolState`` or ``SlotState`` snapshot.
+@CoordinatorActor
+final class Supervisor {
     /// One local worker: its name, and the process running it, if any.
     final class Slot {
         let launch: WorkerLaunch
@@ -132,21 +133,20 @@ actor Supervisor {
     private var watchdog: LoopTimer?
 
     /// Runs the supervisor's jobs on its loop's thread.
-    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// A supervisor of the pools of `configuration`, starting workers with `makeLaunch` (a
     /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`, timed
     /// on `clock`.
     init(
         configuration: Configuration, policy: RestartPolicy, environment: [String: String]?, workerKeys: LocalWorkerKeys,
-        loop: EventLoop, logger: Logger, clock: MonotonicClock,
+        logger: Logger, clock: MonotonicClock,
         makeLaunch: @escaping (Configuration.WorkerPool, Int) -> WorkerLaunch
     ) {
         self.policy = policy
         self.clock = clock
         self.environment = WorkerEnvironment(configuration: configuration, base: environment)
         self.workerKeys = workerKeys
-        self.loop = loop
+        self.loop = CoordinatorActor.loop
         self.logger = logger
         self.makeLaunch = makeLaunch
         for settings in configuration.workers {
@@ -182,7 +182,7 @@ actor Supervisor {
         }
         _ = try launchWaiting(upTo: max(atOnce, 1))
         if let timer = try? LoopTimer(on: loop) {
-            timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in assumeIsolated { $0.restartMissing() } }
+            timer.start(afterMs: 5000, repeatMs: 5000) { [unowned self] in CoordinatorActor.assumeIsolated { restartMissing() } }
             watchdog = timer
         }
     }
@@ -354,9 +354,9 @@ actor Supervisor {
         slot.killTimer = timer
         let id = ObjectIdentifier(slot)
         timer.start(afterMs: grace.wholeMilliseconds) { [unowned self] in
-            assumeIsolated { supervisor in
+            CoordinatorActor.assumeIsolated {
                 timer.close()
-                guard let slot = supervisor.slot(withID: id) else { return }
+                guard let slot = self.slot(withID: id) else { return }
                 slot.killTimer = nil
                 if slot.process === process { process.signal(SIGKILL) }
             }
@@ -400,8 +400,8 @@ actor Supervisor {
                 executable: slot.launch.executable, arguments: slot.launch.arguments, environment: environment,
                 newSession: true, on: loop
             ) { [unowned self, id = ObjectIdentifier(slot)] exit in
-                assumeIsolated { supervisor in
-                    if let slot = supervisor.slot(withID: id) { supervisor.exited(slot, exit) }
+                CoordinatorActor.assumeIsolated {
+                    if let slot = self.slot(withID: id) { exited(slot, exit) }
                 }
             }
             logger.debug("started \(slot.name) (pid \(slot.process!.pid))")
@@ -454,17 +454,17 @@ actor Supervisor {
         }
         slot.restartTimer = timer
         timer.start(afterMs: delay.wholeMilliseconds) { [unowned self, id = ObjectIdentifier(slot)] in
-            assumeIsolated { supervisor in
+            CoordinatorActor.assumeIsolated {
                 timer.close()
-                guard let slot = supervisor.slot(withID: id) else { return }
+                guard let slot = self.slot(withID: id) else { return }
                 slot.restartTimer = nil
-                guard !supervisor.stopping, !slot.leaving, slot.process == nil,
-                    supervisor.pools[slot.launch.kind]?.failure == nil
+                guard !stopping, !slot.leaving, slot.process == nil,
+                    pools[slot.launch.kind]?.failure == nil
                 else { return }
                 do {
-                    try supervisor.launch(slot)
+                    try launch(slot)
                 } catch {
-                    supervisor.scheduleRestart(of: slot, because: "could not start (\(error))")
+                    scheduleRestart(of: slot, because: "could not start (\(error))")
                 }
             }
         }

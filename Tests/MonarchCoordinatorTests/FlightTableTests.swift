@@ -50,7 +50,7 @@ final class HeldProvider: RequestProvider, Sendable {
 extension FlightTable {
     /// The chain's answer to `request` (see ``begin(_:along:key:deadline:client:done:)``), for
     /// a task running on the loop; cancelling the task answers `cancelled` at once.
-    nonisolated func run(
+    func run(
         _ request: Request, along providers: [any RequestProvider], key: String?, deadline: Duration, client: Int
     ) async -> Result<Response, ChainError> {
         let waiter = Mutex<Int?>(nil)
@@ -64,19 +64,30 @@ extension FlightTable {
         } onCancel: {
             // Runs after the job that began the wait, even when the task was cancelled before it.
             loop.execute { [self] in
-                if let number = waiter.withLock({ $0 }) { cancel(number) }
+                CoordinatorActor.assumeIsolated {
+                    if let number = waiter.withLock({ $0 }) { cancel(number) }
+                }
             }
         }
     }
 }
 
+/// What the table's answers record, read by the test: a reference the loop's closures can
+/// share (a `Mutex` local to the test would be the test task's).
+final class Recorded<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) { mutex = Mutex(value) }
+
+    func withLock<Result: Sendable>(_ body: (inout sending Value) -> sending Result) -> Result { mutex.withLock(body) }
+}
+
 @Suite("Trips shared by identical reads")
 struct FlightTableTests {
-    /// Runs `body` on a fresh loop with a flight table.
+    /// Runs `body` with a new flight table, on the coordinators' loop.
     func withTable(_ body: @Sendable (EventLoop, FlightTable) async throws -> Void) async throws {
-        let loop = try EventLoop(name: "flights")
-        defer { _ = loop.shutdown() }
-        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16), clock: .system) }
+        let loop = CoordinatorActor.loop
+        let table = await CoordinatorActor.run { FlightTable(work: ChainWork(backgroundLimit: 16), clock: .system) }
         try await body(loop, table)
     }
 
@@ -142,9 +153,9 @@ struct FlightTableTests {
     @Test("A response for several waiters comes prepared once, the same for all; a lone waiter's and a private one's do not")
     func sharedResponsesArePreparedOnce() async throws {
         try await withTable { loop, table in
-            let answers = Mutex<[Int: PreparedResponse?]>([:])
+            let answers = Recorded<[Int: PreparedResponse?]>([:])
             func begin(_ provider: HeldProvider, _ client: Int) async throws {
-                _ = try await loop.submit {
+                _ = await CoordinatorActor.run {
                     table.begin(Request(path: "me"), along: [provider], key: "k", deadline: .seconds(60), client: client) {
                         _, prepared in answers.withLock { $0[client] = prepared }
                     }
@@ -208,7 +219,7 @@ struct FlightTableTests {
             try await waitForJoiners(table, 1)
             #expect(await hasty.value.failure?.code == .deadlineExceeded)
             // Its deadline came and went (answered on the loop, before this job): the trip still runs.
-            #expect(try await loop.submit { table.assumeIsolated { $0.count } } == 1, "the trip outlives the hasty deadline")
+            #expect(await CoordinatorActor.run { table.count } == 1, "the trip outlives the hasty deadline")
             provider.release()
             #expect(body(await patient.value) == "worth the wait")
             #expect(provider.calls == 1)
@@ -217,23 +228,23 @@ struct FlightTableTests {
 
     @Test("Deadline timers are kept for later waiters, at most 256, a kept timer still ends a wait at its deadline, and none is kept once closed")
     func deadlineTimersAreKeptAndWork() async throws {
-        let loop = try EventLoop(name: "flights")
-        let table = try await loop.submit { FlightTable(loop: loop, work: ChainWork(backgroundLimit: 16), clock: .system) }
+        let loop = CoordinatorActor.loop
+        let table = await CoordinatorActor.run { FlightTable(work: ChainWork(backgroundLimit: 16), clock: .system) }
         let provider = HeldProvider { call in .response(Response(body: Data("answer \(call)".utf8))) }
         let asks = (1...300).map { ask(table, on: loop, provider, key: "k\($0)", client: $0) }
         try await waitForCalls(provider, 300)
         provider.release()
         for asked in asks { #expect(await asked.value.success != nil) }
-        #expect(try await loop.submit { table.spareTimerCount } == 256)
+        #expect(await CoordinatorActor.run { table.spareTimerCount } == 256)
 
         // The next waiter takes a kept timer while it waits, and gives it back.
         let held = HeldProvider { _ in .response(Response(body: Data("in time".utf8))) }
         let patient = ask(table, on: loop, held, key: "patient", client: 1)
         try await waitForCalls(held, 1)
-        #expect(try await loop.submit { table.spareTimerCount } == 255)
+        #expect(await CoordinatorActor.run { table.spareTimerCount } == 255)
         held.release()
         #expect(body(await patient.value) == "in time")
-        #expect(try await loop.submit { table.spareTimerCount } == 256)
+        #expect(await CoordinatorActor.run { table.spareTimerCount } == 256)
         // A kept timer still ends a wait at its deadline.
         let silent = HeldProvider { _ in .response(Response(body: Data("too late".utf8))) }
         let hasty = ask(table, on: loop, silent, key: "late", deadline: .milliseconds(100), client: 2)
@@ -242,18 +253,16 @@ struct FlightTableTests {
         // The provider being asked when the deadline passed is named, as timed out.
         #expect(failure?.attempts.map(\.provider) == ["held"])
         #expect(failure?.attempts.map(\.outcome) == [.timeout])
-        #expect(try await loop.submit { table.spareTimerCount } == 256)
+        #expect(await CoordinatorActor.run { table.spareTimerCount } == 256)
         silent.release()
 
-        try await loop.submit { table.closeSpareTimers() }
-        #expect(try await loop.submit { table.spareTimerCount } == 0)
+        await CoordinatorActor.run { table.closeSpareTimers() }
+        #expect(await CoordinatorActor.run { table.spareTimerCount } == 0)
         // Once closed, a waiter's timer is closed when it is answered, not kept.
         let late = HeldProvider { _ in .response(Response(body: Data("after close".utf8))) }
         late.release()
         #expect(body(await ask(table, on: loop, late, key: "after", client: 3).value) == "after close")
-        #expect(try await loop.submit { table.spareTimerCount } == 0)
-        let report = loop.shutdown()
-        #expect(report.handlesLeftOpen == 0)
+        #expect(await CoordinatorActor.run { table.spareTimerCount } == 0)
     }
 
     @Test("Cancelling a waiter answers it at once and leaves the trip to the others; cancelling the last abandons the trip")
@@ -264,9 +273,9 @@ struct FlightTableTests {
                 tripAnswered.store(true, ordering: .releasing)
                 return .response(Response(body: Data("late".utf8)))
             }
-            let answers = Mutex<[Int: Result<Response, ChainError>]>([:])
+            let answers = Recorded<[Int: Result<Response, ChainError>]>([:])
             func begin(_ client: Int) async throws -> Int {
-                try await loop.submit {
+                await CoordinatorActor.run {
                     table.begin(Request(path: "me"), along: [provider], key: "k", deadline: .seconds(60), client: client) { result, _ in
                         answers.withLock { $0[client] = result }
                     }
@@ -276,13 +285,13 @@ struct FlightTableTests {
             try await waitForCalls(provider, 1)
             let second = try await begin(2)
             #expect(answers.withLock { $0.isEmpty }, "nothing is answered before the trip ends")
-            try await loop.submit { table.cancel(first) }
+            await CoordinatorActor.run { table.cancel(first) }
             #expect(answers.withLock { $0[1]?.failure?.code } == .cancelled, "the cancelled waiter is answered at once")
-            #expect(try await loop.submit { table.assumeIsolated { $0.count } } == 1, "the trip goes on for the other")
-            try await loop.submit { table.cancel(second) }
+            #expect(await CoordinatorActor.run { table.count } == 1, "the trip goes on for the other")
+            await CoordinatorActor.run { table.cancel(second) }
             #expect(answers.withLock { $0[2]?.failure?.code } == .cancelled)
-            #expect(try await loop.submit { table.assumeIsolated { $0.count } } == 0, "nobody waits: the trip is abandoned")
-            try await loop.submit { table.cancel(second) }
+            #expect(await CoordinatorActor.run { table.count } == 0, "nobody waits: the trip is abandoned")
+            await CoordinatorActor.run { table.cancel(second) }
             provider.release()
             // The abandoned trip has its answer. Nothing marks where that answer (rightly) goes
             // nowhere, so a later trip under the same key marks the time instead: it is begun

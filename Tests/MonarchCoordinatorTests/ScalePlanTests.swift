@@ -124,12 +124,11 @@ import Testing
 
     @Test("A pool's scale run lives in its supervisor: callers join it, and are answered at once when it ends; the next scale makes a new one")
     func runsLiveInTheSupervisor() async throws {
-        let loop = try EventLoop(name: "scale-runs")
-        defer { _ = loop.shutdown() }
-        let supervisor = try await loop.submit {
+        let loop = CoordinatorActor.loop
+        let supervisor = await CoordinatorActor.run {
             Supervisor(
                 configuration: ReloadPlanTests.running, policy: RestartPolicy(intensity: 3, window: .seconds(5)), environment: nil,
-                workerKeys: LocalWorkerKeys(), loop: loop, logger: Logger(label: "scale-runs"), clock: .system
+                workerKeys: LocalWorkerKeys(), logger: Logger(label: "scale-runs"), clock: .system
             ) { _, _ in fatalError("no worker starts in this test") }
         }
         let joins = Mutex<[(joined: Bool, isNew: Bool)]>([])
@@ -138,7 +137,7 @@ import Testing
             await withCheckedContinuation { continuation in
                 loop.execute {
                     let caller = ScaleRun.Caller(id: id, requested: requested, previous: 1, before: ["bundle-1"], continuation: continuation)
-                    let joined = supervisor.assumeIsolated { $0.joinRun(caller, of: kind) }
+                    let joined = CoordinatorActor.assumeIsolated { supervisor.joinRun(caller, of: kind) }
                     joins.withLock { $0.append(joined) }
                     if !joined.joined {
                         continuation.resume(returning: .failure(FailureMessage(id: id, error: ChainError(.invalidRequest, "none").detail)))
@@ -153,10 +152,8 @@ import Testing
         try await eventually("the second scale to join") { joins.withLock { $0.count } >= 3 }
         #expect(joins.withLock { $0.map(\.joined) } == [false, true, true])
         #expect(joins.withLock { $0.map(\.isNew) } == [false, true, false], "the second scale joins the run the first made")
-        try await loop.submit {
-            supervisor.assumeIsolated {
-                $0.endRun(of: "bundle", .finished(target: 2, final: [("bundle-1", 1), ("bundle-2", 2)], remote: 0))
-            }
+        await CoordinatorActor.run {
+            supervisor.endRun(of: "bundle", .finished(target: 2, final: [("bundle-1", 1), ("bundle-2", 2)], remote: 0))
         }
         let answered = await second.value
         let replaced = await first.value
@@ -165,18 +162,18 @@ import Testing
         let third = Task { await scale(3, 1, "bundle") }
         try await eventually("the third scale to join") { joins.withLock { $0.count } >= 4 }
         #expect(joins.withLock { $0.last?.isNew } == true, "an ended run is forgotten: the next scale makes a new run")
-        try await loop.submit { supervisor.assumeIsolated { $0.endRun(of: "bundle", .failed(.unavailable, "gave up")) } }
+        await CoordinatorActor.run { supervisor.endRun(of: "bundle", .failed(.unavailable, "gave up")) }
         #expect(await third.value.failureCode == .unavailable)
     }
 
     @Test("A scale that comes before the cluster's start has launched its workers is refused as unavailable, and changes nothing")
     func scaleBeforeStartUpIsRefused() async throws {
         let loop = CoordinatorActor.loop
-        let coordinator = try await loop.submit {
+        let coordinator = try await CoordinatorActor.run {
             let coordinator = try Coordinator(configuration: ReloadPlanTests.running, logger: Logger(label: "scale-before-start"))
             coordinator.supervisor = Supervisor(
                 configuration: ReloadPlanTests.running, policy: RestartPolicy(intensity: 3, window: .seconds(5)), environment: nil,
-                workerKeys: LocalWorkerKeys(), loop: loop, logger: Logger(label: "scale-before-start"), clock: .system
+                workerKeys: LocalWorkerKeys(), logger: Logger(label: "scale-before-start"), clock: .system
             ) { pool, ordinal in
                 // Were one launched, it would fail: no such executable.
                 WorkerLaunch(kind: pool.kind, ordinal: ordinal, name: "\(pool.kind)-\(ordinal)", executable: "/nonexistent", arguments: [])
@@ -190,14 +187,13 @@ import Testing
         if case .failure(let failure) = answer {
             #expect(failure.error.message.contains("still starting"), "\(failure.error.message)")
         }
-        let (desired, slots) = try await loop.submit {
-            coordinator.supervisor!.assumeIsolated { supervisor in
-                (supervisor.poolState("bundle")?.desired, supervisor.poolState("bundle")?.slots.count)
-            }
+        let (desired, slots) = await CoordinatorActor.run {
+            let pool = coordinator.supervisor!.poolState("bundle")
+            return (pool?.desired, pool?.slots.count)
         }
         #expect(desired == 1, "the configured size stands")
         #expect(slots == 0, "no worker was added for the scale")
-        try await loop.submit { coordinator.close() }
+        await CoordinatorActor.run { coordinator.close() }
         ClosedCoordinators.keep(coordinator)
     }
 }

@@ -11,11 +11,11 @@ import MonarchWire
 /// the place of an idle connection of the peer holding the most, when that peer holds more
 /// than the newcomer's would: one stranger's idle connections cannot lock others out.
 ///
-/// An actor isolated to the coordinator's loop: libuv's callbacks, which run there, enter
-/// through `assumeIsolated`.
-public actor HTTPFrontDoor {
+/// It runs on ``CoordinatorActor``, as the coordinator does; libuv's callbacks, which run on
+/// its loop, enter through `assumeIsolated`.
+@CoordinatorActor
+public final class HTTPFrontDoor {
     public nonisolated let loop: EventLoop
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     private let coordinator: Coordinator
     private let addresses: [SocketAddress]
     private let logger: Logger
@@ -46,7 +46,7 @@ public actor HTTPFrontDoor {
                 let listener: Listener
                 do {
                     listener = try Listener(address: address, on: loop) { [unowned self] stream in
-                        assumeIsolated { $0.accept(stream) }
+                        CoordinatorActor.assumeIsolated { accept(stream) }
                     }
                 } catch {
                     throw HTTPListenError(address: address, underlying: error)

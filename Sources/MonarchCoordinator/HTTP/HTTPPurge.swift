@@ -76,10 +76,9 @@ enum HTTPPurge {
 
     /// The HTTP answer to `request`, a `PURGE` from `peer`, with `Connection: close` when
     /// `closing` or once the coordinator drains: refused (403) unless `http.purgeFrom` admits
-    /// the peer, else what the coordinator's invalidation did. Loop thread (a task preferring
-    /// the coordinator's loop).
+    /// the peer, else what the coordinator's invalidation did.
+    @CoordinatorActor
     static func answer(_ request: HTTPRequest, from peer: HTTPPeer, coordinator: Coordinator, closing: Bool) async -> [UInt8] {
-        coordinator.loop.preconditionInEventLoop()
         let answer = await purge(request, from: peer, coordinator: coordinator)
         let close = closing || coordinator.draining
         switch answer {
@@ -100,9 +99,10 @@ enum HTTPPurge {
         case report(Int, Report)
     }
 
-    /// Runs the purge `request` asks for, if `peer` may. Loop thread.
+    /// Runs the purge `request` asks for, if `peer` may.
+    @CoordinatorActor
     static func purge(_ request: HTTPRequest, from peer: HTTPPeer, coordinator: Coordinator) async -> Answer {
-        let rule = coordinator.routing.value.configuration.http
+        let rule = coordinator.routing.configuration.http
         let allowed = switch peer {
         case .unixSocket: rule.allowsPurgeFromUnixSockets
         case .tcp(let host?): rule.allowsPurge(fromHost: host)

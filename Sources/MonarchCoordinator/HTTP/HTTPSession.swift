@@ -17,9 +17,9 @@ import MonarchWire
 /// reader; a client that takes none of its answers for `httpKeepAlive` is cut off. A client
 /// that half-closes still gets the answers to the requests it sent whole before its end.
 ///
-/// A class of its ``HTTPFrontDoor``'s isolation: the door owns every session and calls it
-/// directly; libuv's callbacks and the coordinator's answers find the session through the
-/// door, by its number, and enter with the door's `assumeIsolated`.
+/// The door owns every session and calls it directly; libuv's callbacks find the session
+/// through the door, by its number, and enter ``CoordinatorActor`` with `assumeIsolated`.
+@CoordinatorActor
 final class HTTPSession {
     private let loop: EventLoop
     /// The session's number among the coordinator's clients.
@@ -79,7 +79,7 @@ final class HTTPSession {
         httpLimits.bodyBytes = limits.httpBodyBytes
         // Asked on the loop, in answerNext: the routing in force then decides.
         parser = HTTPRequestParser(limits: httpLimits) { [coordinator] head in
-            coordinator.routing.value.httpBodyBytes(target: head.target, host: head.host)
+            CoordinatorActor.assumeIsolated { coordinator.routing.httpBodyBytes(target: head.target, host: head.host) }
         }
         self.onClose = onClose
         self.peer = HTTPPeer(of: connection)
@@ -87,21 +87,21 @@ final class HTTPSession {
 
     /// Starts reading, and the timer that enforces the time limits.
     func start() {
-        // Each callback runs on the loop, the door's executor; once `end()` has run, the session
-        // is no longer the door's and hears nothing more.
+        // Each callback runs on the loop; once `end()` has run, the session is no longer the
+        // door's and hears nothing more.
         connection.onRead = { [unowned door, id] bytes in
             // Read at once, on the loop, before the callback returns: nothing keeps the pointer.
             nonisolated(unsafe) let bytes = bytes
-            door.assumeIsolated { $0.session(id)?.received(bytes) }
+            CoordinatorActor.assumeIsolated { door.session(id)?.received(bytes) }
         }
         connection.staysOpenAfterEndOfFile = true
-        connection.onEnd = { [unowned door, id] how in door.assumeIsolated { $0.session(id)?.clientEnded(how) } }
+        connection.onEnd = { [unowned door, id] how in CoordinatorActor.assumeIsolated { door.session(id)?.clientEnded(how) } }
         connection.onWritabilityChanged = { [unowned door, id] writable in
-            if writable { door.assumeIsolated { $0.session(id)?.answerNext() } }
+            if writable { CoordinatorActor.assumeIsolated { door.session(id)?.answerNext() } }
         }
         timer = try? LoopTimer(on: loop)
         // Fires in real time; what it decides is read on the coordinator's clock.
-        timer?.start(afterMs: 1000, repeatMs: 1000) { [unowned door, id] in door.assumeIsolated { $0.session(id)?.tick() } }
+        timer?.start(afterMs: 1000, repeatMs: 1000) { [unowned door, id] in CoordinatorActor.assumeIsolated { door.session(id)?.tick() } }
         connection.startReading()
     }
 
@@ -191,12 +191,10 @@ final class HTTPSession {
         }
         let message = HTTPExchange.message(for: request, id: MessageID(served))
         answeringInline = true
-        // The coordinator answers on the loop, the door's executor.
+        // The coordinator answers in the same isolation, on the loop.
         let waiter = coordinator.answer(message, host: host, for: id, arrived: clock.now) { [door, id, coordinator] answer in
-            door.assumeIsolated { door in
-                coordinator.exchangeFinished()
-                door.session(id)?.answered(answer, to: request, host: host, closing: closing)
-            }
+            coordinator.exchangeFinished()
+            door.session(id)?.answered(answer, to: request, host: host, closing: closing)
         }
         answeringInline = false
         if answering { self.waiter = waiter }

@@ -5,7 +5,7 @@ extension Coordinator {
     /// What is wrong with `change` under `limits`, nil when nothing: its key, prefix or tag
     /// longer than `invalidateBytes` (as an invalidation's), more than `tagsPerEntry` tags,
     /// or a tag longer than `tagBytes`.
-    static func problem(with change: SharedChangeMessage, under limits: Configuration.Limits) -> String? {
+    nonisolated static func problem(with change: SharedChangeMessage, under limits: Configuration.Limits) -> String? {
         let bytes = change.target.text.utf8.count
         if bytes > limits.invalidateBytes {
             return "the sharedChange's target is \(bytes) bytes; the limit is \(limits.invalidateBytes) (limits.invalidateBytes)"
@@ -24,9 +24,8 @@ extension Coordinator {
     /// store, as `worker` forwarded it: once per change id, however many cache workers
     /// forward it (``RecentChanges``), after the hot tier dropped what it covers, at each copy. A change past the limits ends the worker's connection
     /// with an `invalidField` error. Through the same per-watcher bounded queues as this
-    /// coordinator's own changes. Loop thread.
+    /// coordinator's own changes.
     func noteSharedChange(_ change: SharedChangeMessage, from worker: WorkerSession) {
-        loop.preconditionInEventLoop()
         if let problem = Self.problem(with: change, under: limits) {
             peerLog.log(.warning, "worker \(worker.id) forwarded an oversized change: \(problem)", to: logger)
             worker.connection.fail(ProtocolError(.invalidField, problem))

@@ -7,9 +7,8 @@ extension Coordinator {
     /// (what the watch follows), or a `failure`: the resolution's (`noRoute`, `invalidPath`,
     /// `unknownDomain`, `requestTooLarge`), `overloaded` past
     /// ``Configuration/Limits/watchesPerClient``, `invalidRequest` for an id that already
-    /// names an active watch of the client. Loop thread.
+    /// names an active watch of the client.
     func watch(_ message: WatchMessage, for client: Int) -> WireMessage {
-        loop.preconditionInEventLoop()
         let resolved: [CacheTarget]
         do {
             resolved = try targetResolution.resolve(message.target)
@@ -28,17 +27,16 @@ extension Coordinator {
         return .result(ResultMessage(id: message.id, data: ["targets": .array(resolved.map { .string($0.text) })]))
     }
 
-    /// Stops the watch `message` names: a `result` saying whether it was active. Loop thread.
+    /// Stops the watch `message` names: a `result` saying whether it was active.
     func unwatch(_ message: UnwatchMessage, for client: Int) -> WireMessage {
-        loop.preconditionInEventLoop()
         let removed = watches.remove(WatchRef(client: client, watch: message.watch))
-        clients[client]?.assumeIsolated { $0.forgetWatch(message.watch) }
+        clients[client]?.forgetWatch(message.watch)
         return .result(ResultMessage(id: message.id, data: ["removed": .bool(removed)]))
     }
 
     /// Tells the watchers of `key` (its key, a prefix of it, one of its `tags`) that an entry
     /// was stored there: `refreshed` when the trip had found an entry in the cache, else
-    /// `stored`. The events go out over the next loop turns (``fanOut(_:to:)``). Loop thread.
+    /// `stored`. The events go out over the next loop turns (``fanOut(_:to:)``).
     func notifyStored(_ key: String, tags: [String], refreshed: Bool) {
         let refs = watches.watches(storedUnder: key, tags: tags)
         guard !refs.isEmpty else { return }
@@ -51,7 +49,7 @@ extension Coordinator {
     /// the keys the cache workers reported dropping, nil when they did not report them all
     /// (see ``WatchRegistry/watches(invalidating:removedKeys:)``); a key target under which
     /// nothing was dropped (a path's `HEAD` key, typically) tells nobody. The events go out
-    /// over the next loop turns (``fanOut(_:to:)``). Loop thread.
+    /// over the next loop turns (``fanOut(_:to:)``).
     func notifyInvalidated(_ targets: [CacheTarget], removedKeys: [String]?) {
         let removed = removedKeys.map(Set.init)
         for target in targets {

@@ -4,12 +4,12 @@ import MonarchWire
 extension Coordinator {
     /// Deliveries (an event sent, queued or dropped for one watch) the fan-out makes in one
     /// loop turn at most; the rest waits for the next turn, after the loop's I/O.
-    static let watchWorkPerTurn = 1024
+    nonisolated static let watchWorkPerTurn = 1024
 
     /// The `changed` events on their way to watchers (see ``WatchFanout``).
     var watchFanout: WatchFanout {
-        get { state.value.watchFanout }
-        _modify { yield &state.value.watchFanout }
+        get { state.watchFanout }
+        _modify { yield &state.watchFanout }
     }
 
     /// Watcher connections closed for falling more than ``Configuration/Limits/watchQueueBytes``
@@ -27,7 +27,7 @@ extension Coordinator {
         let groups = WatchFanout.groups(refs)
         if watchFanout.totalBytes + change.size * refs.count > limits.watchQueueTotalBytes {
             for group in groups {
-                clients[group.client]?.assumeIsolated { $0.missed(change, watches: group.watches) }
+                clients[group.client]?.missed(change, watches: group.watches)
             }
             return
         }
@@ -36,7 +36,7 @@ extension Coordinator {
     }
 
     /// Notes that `client` has queued events it can take now: they go out over the next loop
-    /// turns. Loop thread.
+    /// turns.
     func watchEventsReady(for client: Int) {
         watchFanout.markReady(client)
         scheduleWatchWork()
@@ -50,36 +50,37 @@ extension Coordinator {
         guard let timer = try? LoopTimer(on: loop) else {
             // No handle for a timer: the work runs before the loop next waits instead.
             watchFanout.scheduled = true
-            loop.execute { [weak self] in
-                self?.watchFanout.scheduled = false
-                self?.runWatchWork()
-            }
+            loop.execute { [weak self] in CoordinatorActor.assumeIsolated { self?.runScheduledWatchWork() } }
             return
         }
         watchFanout.scheduled = true
         timer.start(afterMs: 1) { [weak self] in
             timer.close()
-            self?.watchFanout.scheduled = false
-            self?.runWatchWork()
+            CoordinatorActor.assumeIsolated { self?.runScheduledWatchWork() }
         }
+    }
+
+    /// The turn ``scheduleWatchWork()`` scheduled.
+    private func runScheduledWatchWork() {
+        watchFanout.scheduled = false
+        runWatchWork()
     }
 
     /// One turn of fan-out work: up to ``watchWorkPerTurn`` deliveries, half of them at least
     /// for new changes and half for clients with queued events to send, whichever has work;
     /// schedules the next turn while work is left.
     func runWatchWork() {
-        loop.preconditionInEventLoop()
         var budget = Self.watchWorkPerTurn
         func deliver(upTo limit: Int) {
             while budget > limit, let next = watchFanout.nextDelivery() {
                 budget -= next.group.watches.count
-                clients[next.group.client]?.assumeIsolated { $0.deliver(next.change, to: next.group.watches) }
+                clients[next.group.client]?.deliver(next.change, to: next.group.watches)
             }
         }
         deliver(upTo: budget / 2)
         while budget > 0, let client = watchFanout.nextReady() {
             guard let session = clients[client] else { continue }
-            let sent = session.assumeIsolated { $0.flushWatchEvents(upTo: budget) }
+            let sent = session.flushWatchEvents(upTo: budget)
             budget -= max(sent, 1)
         }
         deliver(upTo: 0)

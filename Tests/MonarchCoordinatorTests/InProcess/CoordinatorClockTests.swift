@@ -7,7 +7,8 @@ import Testing
 /// given: a test moves it, and nothing waits for real seconds to pass.
 @Suite("Time judged on the coordinator's clock")
 struct CoordinatorClockTests {
-    /// The session of the worker that said its name was `name`, if it is in its pool. Loop thread only.
+    /// The session of the worker that said its name was `name`, if it is in its pool. 
+    @CoordinatorActor
     static func session(_ name: String, of coordinator: Coordinator) -> WorkerSession? {
         coordinator.pools["bundle"]?.workers.first { $0.hello.name == name }
     }
@@ -24,9 +25,9 @@ struct CoordinatorClockTests {
     /// heard at the clock's time, when it was pinged.
     static func beat(_ cluster: InProcessCluster, _ clock: TestClock) async throws {
         let coordinator = cluster.coordinator
-        try await cluster.loop.submit { coordinator.checkHeartbeats() }
+        await CoordinatorActor.run { coordinator.checkHeartbeats() }
         try await eventually("the talker's pong") {
-            try await cluster.loop.submit { session("talker", of: coordinator)?.lastHeard == clock.now }
+            await CoordinatorActor.run { session("talker", of: coordinator)?.lastHeard == clock.now }
         }
     }
 
@@ -40,7 +41,7 @@ struct CoordinatorClockTests {
             let coordinator = cluster.coordinator
             _ = try await cluster.worker(kind: "bundle", name: "talker")
             _ = try await cluster.worker(kind: "bundle", name: "mute", answersPings: false)
-            let judge = try await cluster.loop.submit { coordinator.heartbeatJudge }
+            let judge = await CoordinatorActor.run { coordinator.heartbeatJudge }
             try await beat(cluster, clock)
             try await body(cluster, clock, judge)
         }
@@ -55,18 +56,18 @@ struct CoordinatorClockTests {
             // Silent for exactly the allowed silence: not yet a suspect.
             clock.advance(by: judge.allowedSilence - judge.interval)
             try await Self.beat(cluster, clock)
-            #expect(try await cluster.loop.submit { coordinator.unresponsiveWorkers } == 0)
-            #expect(try await cluster.loop.submit { Self.session("mute", of: coordinator)?.isUnresponsive } == false)
+            #expect(await CoordinatorActor.run { coordinator.unresponsiveWorkers } == 0)
+            #expect(await CoordinatorActor.run { Self.session("mute", of: coordinator)?.isUnresponsive } == false)
             // A millisecond more, and the mute worker is out; the talker, heard at each beat, stays.
             clock.advance(by: .milliseconds(1))
             try await Self.beat(cluster, clock)
             try await eventually("the mute worker judged") {
-                try await cluster.loop.submit { coordinator.unresponsiveWorkers } == 1
+                await CoordinatorActor.run { coordinator.unresponsiveWorkers } == 1
             }
             try await eventually("the mute worker gone from its pool") {
-                try await cluster.loop.submit { Self.session("mute", of: coordinator) == nil }
+                await CoordinatorActor.run { Self.session("mute", of: coordinator) == nil }
             }
-            #expect(try await cluster.loop.submit { Self.session("talker", of: coordinator)?.isUnresponsive } == false)
+            #expect(await CoordinatorActor.run { Self.session("talker", of: coordinator)?.isUnresponsive } == false)
         }
     }
 
@@ -77,14 +78,14 @@ struct CoordinatorClockTests {
             // The coordinator's loop was held up for many intervals: its own silence, not the workers'.
             clock.advance(by: judge.allowedSilence * 4)
             try await Self.beat(cluster, clock)
-            #expect(try await cluster.loop.submit { coordinator.heartbeatJudge.lateBeats } == 1)
-            #expect(try await cluster.loop.submit { coordinator.unresponsiveWorkers } == 0)
-            #expect(try await cluster.loop.submit { Self.session("mute", of: coordinator)?.isUnresponsive } == false)
+            #expect(await CoordinatorActor.run { coordinator.heartbeatJudge.lateBeats } == 1)
+            #expect(await CoordinatorActor.run { coordinator.unresponsiveWorkers } == 0)
+            #expect(await CoordinatorActor.run { Self.session("mute", of: coordinator)?.isUnresponsive } == false)
             // The next beat, on time, judges the mute worker.
             clock.advance(by: judge.interval)
             try await Self.beat(cluster, clock)
             try await eventually("the mute worker judged") {
-                try await cluster.loop.submit { coordinator.unresponsiveWorkers } == 1
+                await CoordinatorActor.run { coordinator.unresponsiveWorkers } == 1
             }
         }
     }
@@ -95,12 +96,12 @@ struct CoordinatorClockTests {
         try await InProcessCluster.with(InProcessCluster.cachedDocs, clock: clock.clock) { cluster in
             let coordinator = cluster.coordinator
             let client = try await cluster.client()
-            let timeout = try await cluster.loop.submit { coordinator.limits.idleTimeout }
+            let timeout = await CoordinatorActor.run { coordinator.limits.idleTimeout }
             #expect(timeout >= .seconds(60), "far longer than this test runs in real time")
             clock.advance(by: timeout + .milliseconds(1))
             // The maintenance pass runs once a second, in real time.
             #expect(await client.closed())
-            #expect(try await cluster.loop.submit { coordinator.idleClientsClosed } == 1)
+            #expect(await CoordinatorActor.run { coordinator.idleClientsClosed } == 1)
         }
     }
 

@@ -53,7 +53,7 @@ struct HotTierCoherenceTests {
     }
 
     static func hotEntries(_ cluster: InProcessCluster) async throws -> Int {
-        try await cluster.loop.submit { cluster.coordinator.hotTier?.value.count ?? 0 }
+        await CoordinatorActor.run { cluster.coordinator.hotTier?.value.count ?? 0 }
     }
 
     /// Reads the path as request `id` and expects the cache worker to be asked (a hot tier miss):
@@ -81,7 +81,7 @@ struct HotTierCoherenceTests {
             #expect(response.ageMs == 25, "its age counts on from the worker's 5 ms")
             #expect(response.headers?["surrogate-key"] == "t1")
             #expect(!cache.pending.contains { if case .request = $0 { true } else { false } })
-            let report = try await cluster.loop.submit { cluster.coordinator.statusReport() }
+            let report = await CoordinatorActor.run { cluster.coordinator.statusReport() }
             #expect(report.domains.first { $0.name == "docs" }?.hotHits == 1)
             #expect(report.domains.first { $0.name == "docs" }?.hits == 2)
             #expect(report.hotTier?.hits == 1 && report.hotTier?.entries == 1)
@@ -99,7 +99,7 @@ struct HotTierCoherenceTests {
                 try await Self.hit(cache, try await cache.nextRequest(), "cached")
                 #expect(text(try await client.answer(id)) == "cached")
             }
-            #expect(try await cluster.loop.submit { cluster.coordinator.statusReport().hotTier } == nil)
+            #expect(await CoordinatorActor.run { cluster.coordinator.statusReport().hotTier } == nil)
         }
     }
 
@@ -196,7 +196,7 @@ struct HotTierCoherenceTests {
                     #expect(text(try await client.answer(id)) == "new", "request \(id), after the acknowledgement")
                 }
             }
-            let refused = try await cluster.loop.submit { cluster.coordinator.hotTier?.value.refusedAfterChange ?? 0 }
+            let refused = await CoordinatorActor.run { cluster.coordinator.hotTier?.value.refusedAfterChange ?? 0 }
             #expect(refused == 1, "the raced read's answer was not kept")
         }
     }

@@ -45,11 +45,12 @@ struct InMemoryClientLibraryTests {
         let coordinator = cluster.coordinator
         return try await MonarchClient.connect(inProcess: "in-memory coordinator") {
             dials?.add()
-            return try await coordinator.loop.submit { try coordinator.attachInMemoryClient() }
+            return try await CoordinatorActor.run { try coordinator.attachInMemoryClient() }
         }
     }
 
-    /// The coordinator's client sessions' connections. Loop thread only.
+    /// The coordinator's client sessions' connections.
+    @CoordinatorActor
     static func clientConnections(of coordinator: Coordinator) -> [any MessageConnection] {
         coordinator.clients.values.map(\.connection)
     }
@@ -60,7 +61,7 @@ struct InMemoryClientLibraryTests {
             let cache = try await cluster.worker(kind: "cache", name: "cache-a", over: .inMemory)
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a", over: .inMemory)
             let client = try await Self.client(of: cluster)
-            let connections = try await cluster.loop.submit { Self.clientConnections(of: cluster.coordinator) }
+            let connections = await CoordinatorActor.run { Self.clientConnections(of: cluster.coordinator) }
             #expect(connections.count == 1 && connections.first is InMemoryConnection, "the session is over the in-memory end")
 
             async let typed = client.perform(GuideRequest())
@@ -112,18 +113,18 @@ struct InMemoryClientLibraryTests {
             let dials = Tally()
             let client = try await Self.client(of: cluster, dials: dials)
             #expect(dials.value == 1)
-            try await cluster.loop.submit {
+            await CoordinatorActor.run {
                 for connection in Self.clientConnections(of: cluster.coordinator) { connection.close() }
             }
             try await eventually("the coordinator to forget the closed client") {
-                try await cluster.loop.submit { cluster.coordinator.clients.isEmpty }
+                await CoordinatorActor.run { cluster.coordinator.clients.isEmpty }
             }
             async let answer = client.perform(Request(path: "guide.txt"))
             let request = try await cache.nextRequest()
             try await cache.respond(request.id, "on the new connection")
             #expect(try await answer.body == Data("on the new connection".utf8))
             #expect(dials.value == 2, "one more in-memory end was made")
-            #expect(try await cluster.loop.submit { cluster.coordinator.clients.count } == 1)
+            #expect(await CoordinatorActor.run { cluster.coordinator.clients.count } == 1)
             await client.close()
         }
     }

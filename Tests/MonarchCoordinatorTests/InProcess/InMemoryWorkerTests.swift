@@ -18,7 +18,8 @@ struct InMemoryWorkerTests {
     /// One domain served by bundle workers alone.
     static let bundleDocs = "domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]"
 
-    /// The session of the `kind` worker named `name`, if it is in its pool. Loop thread only.
+    /// The session of the `kind` worker named `name`, if it is in its pool. 
+    @CoordinatorActor
     static func session(_ name: String, kind: String = "bundle", of coordinator: Coordinator) -> WorkerSession? {
         coordinator.pools[kind]?.workers.first { $0.hello.name == name }
     }
@@ -28,7 +29,7 @@ struct InMemoryWorkerTests {
         try await InProcessCluster.with(InProcessCluster.cachedDocs) { cluster in
             let cache = try await cluster.worker(kind: "cache", name: "cache-a", over: .inMemory)
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a", over: .inMemory)
-            let onMemory = try await cluster.loop.submit {
+            let onMemory = await CoordinatorActor.run {
                 Self.session("cache-a", kind: "cache", of: cluster.coordinator)?.connection is InMemoryConnection
             }
             #expect(onMemory, "the session's connection is the in-memory end")
@@ -52,9 +53,9 @@ struct InMemoryWorkerTests {
             #expect(store.key == atCache.key && store.body == Data("the guide".utf8))
             try await cache.connection.send(.result(ResultMessage(id: store.id)))
             try await eventually("the cache worker idle again") {
-                try await cluster.loop.submit { Self.session("cache-a", kind: "cache", of: cluster.coordinator)?.isIdle == true }
+                await CoordinatorActor.run { Self.session("cache-a", kind: "cache", of: cluster.coordinator)?.isIdle == true }
             }
-            let counts = try await cluster.loop.submit {
+            let counts = await CoordinatorActor.run {
                 Self.session("bundle-a", of: cluster.coordinator).map { ($0.forwarded, $0.answered) }
             }
             #expect(counts?.0 == 1 && counts?.1 == 1, "the bundle was sent one request and answered it")
@@ -67,7 +68,7 @@ struct InMemoryWorkerTests {
         try await InProcessCluster.with(yaml) { cluster in
             let coordinator = cluster.coordinator
             func attach(_ hello: Hello) async throws -> ProtocolError? {
-                try await cluster.loop.submit {
+                await CoordinatorActor.run {
                     do throws(ProtocolError) {
                         _ = try coordinator.attachInMemoryWorker(hello)
                         return nil
@@ -83,13 +84,13 @@ struct InMemoryWorkerTests {
             #expect(try await attach(worker("a", "wrong"))?.code == .unauthorized)
             #expect(try await attach(Hello(role: .client, token: "w0rker"))?.code == .unexpectedMessage)
             #expect(try await attach(worker("no spaces", "w0rker"))?.code == .invalidField)
-            #expect(try await cluster.loop.submit { coordinator.workerConnections } == 0, "nothing was let in")
+            #expect(await CoordinatorActor.run { coordinator.workerConnections } == 0, "nothing was let in")
             #expect(try await attach(worker("a", "w0rker")) == nil)
             #expect(try await attach(worker("a", "w0rker"))?.code == .unexpectedMessage, "the name is taken")
             #expect(try await attach(worker("b", "w0rker")) == nil)
             let refused = try await attach(worker("c", "w0rker"))
             #expect(refused?.message.contains("limits.workers") == true, "\(String(describing: refused))")
-            #expect(try await cluster.loop.submit { coordinator.pools["bundle"]?.workers.map(\.id).sorted() } == ["a", "b"])
+            #expect(await CoordinatorActor.run { coordinator.pools["bundle"]?.workers.map(\.id).sorted() } == ["a", "b"])
         }
     }
 
@@ -104,7 +105,7 @@ struct InMemoryWorkerTests {
             _ = try await first.nextRequest()
             _ = try await first.nextRequest()
             let second = try await cluster.worker(kind: "bundle", name: "bundle-b", over: transport)
-            #expect(try await cluster.loop.submit { cluster.coordinator.workerConnections } == 2)
+            #expect(await CoordinatorActor.run { cluster.coordinator.workerConnections } == 2)
             await first.die()
             let retried = try await second.nextRequest()
             #expect(retried.path == "read")
@@ -118,9 +119,9 @@ struct InMemoryWorkerTests {
             #expect(lost?.message?.contains("bundle-a (pid 1) disconnected: connection closed") == true, "\(post)")
             #expect(second.pending.isEmpty, "the POST was not sent again")
             try await eventually("the lost worker's connection given back") {
-                try await cluster.loop.submit { cluster.coordinator.workerConnections } == 1
+                await CoordinatorActor.run { cluster.coordinator.workerConnections } == 1
             }
-            #expect(try await cluster.loop.submit { Self.session("bundle-a", of: cluster.coordinator) } == nil)
+            #expect(await CoordinatorActor.run { Self.session("bundle-a", of: cluster.coordinator) } == nil)
         }
     }
 
@@ -146,18 +147,18 @@ struct InMemoryWorkerTests {
             }
             #expect(cancel.id == forwarded.id)
             // The worker never answers the cancel either: its slot is held for the grace, then freed.
-            #expect(try await cluster.loop.submit { Self.session("bundle-a", of: coordinator)?.load } == 1)
+            #expect(await CoordinatorActor.run { Self.session("bundle-a", of: coordinator)?.load } == 1)
             clock.advance(by: WorkerSession.cancelGrace + .milliseconds(1))
             try await eventually("the cancelled request forgotten") {
-                try await cluster.loop.submit { Self.session("bundle-a", of: coordinator)?.forgotten } == 1
+                await CoordinatorActor.run { Self.session("bundle-a", of: coordinator)?.forgotten } == 1
             }
-            #expect(try await cluster.loop.submit { Self.session("bundle-a", of: coordinator)?.load } == 0)
+            #expect(await CoordinatorActor.run { Self.session("bundle-a", of: coordinator)?.load } == 0)
             // Its late answer changes nothing; the next request is served.
             try await bundle.respond(forwarded.id, "too late")
             try await client.send(RequestMessage(id: 2, path: "next", policy: .noCache))
             try await bundle.respond(try await bundle.nextRequest().id, "in time")
             #expect(text(try await client.answer(2)) == "in time")
-            #expect(try await cluster.loop.submit { Self.session("bundle-a", of: coordinator)?.lateAnswers } == 1)
+            #expect(await CoordinatorActor.run { Self.session("bundle-a", of: coordinator)?.lateAnswers } == 1)
         }
     }
 
@@ -168,7 +169,7 @@ struct InMemoryWorkerTests {
             let coordinator = cluster.coordinator
             let talker = try await cluster.worker(kind: "bundle", name: "talker", over: .inMemory)
             let mute = try await cluster.worker(kind: "bundle", name: "mute", answersPings: false, over: .inMemory)
-            let judge = try await cluster.loop.submit { coordinator.heartbeatJudge }
+            let judge = await CoordinatorActor.run { coordinator.heartbeatJudge }
             try await CoordinatorClockTests.beat(cluster, clock)
             // Beats on time (a late one judges nobody) until the silence is a millisecond too long.
             clock.advance(by: judge.interval)
@@ -176,11 +177,11 @@ struct InMemoryWorkerTests {
             clock.advance(by: judge.allowedSilence - judge.interval + .milliseconds(1))
             try await CoordinatorClockTests.beat(cluster, clock)
             try await eventually("the mute worker judged") {
-                try await cluster.loop.submit { coordinator.unresponsiveWorkers } == 1
+                await CoordinatorActor.run { coordinator.unresponsiveWorkers } == 1
             }
             #expect(await mute.closed(), "the coordinator closed the mute worker's in-memory end")
             #expect(mute.pending.contains { if case .ping = $0 { true } else { false } }, "it was pinged, in memory")
-            #expect(try await cluster.loop.submit { Self.session("talker", of: coordinator)?.isServing } == true)
+            #expect(await CoordinatorActor.run { Self.session("talker", of: coordinator)?.isServing } == true)
             #expect(!(await talker.closed(within: 0.05)))
         }
     }
@@ -196,9 +197,9 @@ struct InMemoryWorkerTests {
             }
             #expect(error.code == .unexpectedMessage && error.id == 999)
             try await eventually("the worker out of its pool") {
-                try await cluster.loop.submit { Self.session("bundle-a", of: cluster.coordinator) == nil }
+                await CoordinatorActor.run { Self.session("bundle-a", of: cluster.coordinator) == nil }
             }
-            #expect(try await cluster.loop.submit { cluster.coordinator.workerConnections } == 0)
+            #expect(await CoordinatorActor.run { cluster.coordinator.workerConnections } == 0)
         }
     }
 }

@@ -54,7 +54,7 @@ struct InProcessCluster: Sendable {
         let loop = CoordinatorActor.loop
         let peers = try EventLoop(name: "peers")
         let logger = { var logger = Logger(label: "in-process"); logger.logLevel = .critical; return logger }()
-        let coordinator = try await loop.submit {
+        let coordinator = try await CoordinatorActor.run {
             let coordinator = try Coordinator(configuration: configuration, logger: logger, clock: clock, wallClock: wallClock)
             try coordinator.startTimers()
             return coordinator
@@ -79,7 +79,7 @@ struct InProcessCluster: Sendable {
     private func connectionsEnded() async -> Bool {
         do {
             try await eventually("the coordinator's connections to end") {
-                try await loop.submit {
+                await CoordinatorActor.run {
                     coordinator.clients.isEmpty && coordinator.pools.values.allSatisfy { $0.workers.isEmpty }
                 }
             }
@@ -90,12 +90,12 @@ struct InProcessCluster: Sendable {
     }
 
     private func close() async {
-        try? await loop.submit { coordinator.close() }
+        await CoordinatorActor.run { coordinator.close() }
     }
 
     /// A new connection of `role`, said hello to and welcomed, using what its welcome agreed to.
     func connect(as role: Hello.Role, hello: Hello? = nil) async throws -> AsyncFrameConnection {
-        let socket = try await loop.submit { try coordinator.connectInProcess(as: role) }
+        let socket = try await CoordinatorActor.run { try coordinator.connectInProcess(as: role) }
         let connection = try await peers.submit {
             AsyncFrameConnection(FrameConnection(stream: try StreamConnection.open(socket: socket, on: peers)))
         }
@@ -117,7 +117,7 @@ struct InProcessCluster: Sendable {
             return TestClient(
                 connection: try await connect(as: .client, hello: Hello(role: .client, features: features)), reading: reading)
         }
-        let end = try await loop.submit { try coordinator.attachInMemoryClient() }
+        let end = try await CoordinatorActor.run { try coordinator.attachInMemoryClient() }
         return TestClient(connection: try await InMemoryLink(end), reading: reading)
     }
 
@@ -128,14 +128,14 @@ struct InProcessCluster: Sendable {
         kind: String, name: String, capacity: Int? = nil, features: [String]? = nil, answersPings: Bool = true,
         over transport: PeerTransport = .socket
     ) async throws -> ScriptedWorker {
-        let before = try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 }
+        let before = await CoordinatorActor.run { coordinator.pools[kind]?.workers.count ?? 0 }
         let hello = Hello(role: .worker, kind: kind, capacity: capacity, pid: 1, name: name, features: features)
         let connection: any TestLink
         switch transport {
         case .socket:
             connection = try await connect(as: .worker, hello: hello)
         case .inMemory:
-            let link = try await InMemoryLink(try await loop.submit { try coordinator.attachInMemoryWorker(hello) })
+            let link = try await InMemoryLink(try await CoordinatorActor.run { try coordinator.attachInMemoryWorker(hello) })
             guard case .welcome(let welcome)? = try await link.nextMessage(), welcome.workerId == name else {
                 throw InProcessError("the coordinator did not welcome the in-memory worker \(name) by its name")
             }
@@ -143,7 +143,7 @@ struct InProcessCluster: Sendable {
         }
         let worker = ScriptedWorker(connection: connection, answersPings: answersPings)
         try await eventually("\(name) to register") {
-            try await loop.submit { coordinator.pools[kind]?.workers.count ?? 0 } > before
+            await CoordinatorActor.run { coordinator.pools[kind]?.workers.count ?? 0 } > before
         }
         return worker
     }

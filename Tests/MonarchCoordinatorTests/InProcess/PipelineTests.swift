@@ -74,7 +74,7 @@ struct PipelineTests {
             try await client.send(RequestMessage(id: 2, path: "waits", policy: .noCache, deadlineMs: 200))
             #expect(code(try await client.answer(2)) == "deadlineExceeded", "answered while request 1 is still held")
             #expect(!bundle.pending.contains { if case .request = $0 { true } else { false } }, "request 2 never reached the worker")
-            #expect(try await cluster.loop.submit { cluster.coordinator.requestsInFlight } == 1, "its share was given back")
+            #expect(await CoordinatorActor.run { cluster.coordinator.requestsInFlight } == 1, "its share was given back")
             try await bundle.respond(held.id, "held")
             #expect(text(try await client.answer(1)) == "held")
         }
@@ -109,7 +109,7 @@ struct PipelineTests {
             }
             #expect(bodies >= 1 && refused >= 1, "\(bodies) bodies, \(refused) refused")
             #expect(bodies + refused == count)
-            #expect(try await cluster.loop.submit { cluster.coordinator.overloadedRequests } == refused)
+            #expect(await CoordinatorActor.run { cluster.coordinator.overloadedRequests } == refused)
             try await client.send(RequestMessage(id: 100, path: "after", policy: .noCache))
             try await bundle.respond(try await bundle.nextRequest().id, "after")
             #expect(text(try await client.answer(100)) == "after", "the connection still serves")
@@ -120,7 +120,7 @@ struct PipelineTests {
     func cancelledBeforeSending() async throws {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a", capacity: 1)
-            let session = try #require(try await cluster.loop.submit { cluster.coordinator.pools["bundle"]?.workers.first })
+            let session = try #require(await CoordinatorActor.run { cluster.coordinator.pools["bundle"]?.workers.first })
             let reply = await Task(executorPreference: cluster.loop) {
                 withUnsafeCurrentTask { $0?.cancel() }
                 session.reserve(host: "")
@@ -150,12 +150,12 @@ struct PipelineTests {
             try await client.send(RequestMessage(id: 1, path: "held", policy: .noCache))
             let held = try await bundle.nextRequest()
             try await client.send(RequestMessage(id: 2, path: "waits", policy: .noCache))
-            let pool = { @Sendable in try await cluster.loop.submit { cluster.coordinator.pools["bundle"].map { ($0.waitingCount, $0.waitingQueueCount) } } }
-            try await eventually("request 2 to wait for the slot") { try await pool()?.0 == 1 }
+            let pool = { @Sendable in await CoordinatorActor.run { cluster.coordinator.pools["bundle"].map { ($0.waitingCount, $0.waitingQueueCount) } } }
+            try await eventually("request 2 to wait for the slot") { await pool()?.0 == 1 }
             try await client.send(.cancel(CancelMessage(id: 2)))
             #expect(code(try await client.answer(2)) == "cancelled")
-            try await eventually("the waiting queue to go") { try await pool()?.1 == 0 }
-            #expect(try await pool()?.0 == 0)
+            try await eventually("the waiting queue to go") { await pool()?.1 == 0 }
+            #expect(await pool()?.0 == 0)
             try await bundle.respond(held.id, "held")
             #expect(text(try await client.answer(1)) == "held")
         }
@@ -173,10 +173,10 @@ struct PipelineTests {
             #expect(tooMany.error.code == "invalidRequest" && tooMany.error.message.contains("limits.workers"), "\(tooMany)")
             try await client.send(.scale(ScaleMessage(id: 2, kind: "bundle", count: 8)))
             #expect(code(try await client.answer(2)) == "invalidRequest", "within the bound: refused only as no workers are started here")
-            try await cluster.loop.submit { cluster.coordinator.draining = true }
+            await CoordinatorActor.run { cluster.coordinator.draining = true }
             try await client.send(.scale(ScaleMessage(id: 3, kind: "bundle", count: 1)))
             #expect(code(try await client.answer(3)) == "shuttingDown")
-            try await cluster.loop.submit { cluster.coordinator.draining = false }
+            await CoordinatorActor.run { cluster.coordinator.draining = false }
         }
     }
 
@@ -228,8 +228,8 @@ struct PipelineTests {
             await #expect(throws: (any Error).self) { _ = try await cluster.connect(as: .client) }
             _ = try await cluster.connect(as: .client, hello: Hello(role: .client, token: "s3cret"))
             let coordinator = cluster.coordinator
-            await #expect(throws: ProtocolError.self) { _ = try await cluster.loop.submit { try coordinator.attachInMemoryClient() } }
-            let end = try await cluster.loop.submit { try coordinator.attachInMemoryClient(token: "s3cret") }
+            await #expect(throws: ProtocolError.self) { _ = try await CoordinatorActor.run { try coordinator.attachInMemoryClient() } }
+            let end = try await CoordinatorActor.run { try coordinator.attachInMemoryClient(token: "s3cret") }
             let client = TestClient(connection: try await InMemoryLink(end))
             try await client.send(.ping(PingMessage(id: 3)))
             #expect(try await client.next { $0.id == 3 } == .pong(PongMessage(id: 3)))
@@ -300,8 +300,8 @@ struct PipelineTests {
             for id in [1_000, 2_000, 3_000] {
                 #expect(text(try await client.answer(MessageID(id))) == "docs/\(id)")
             }
-            let (inFlight, flights) = try await cluster.loop.submit {
-                (cluster.coordinator.clients.values.map { $0.assumeIsolated { $0.callsInFlight } }, cluster.coordinator.flights.assumeIsolated { $0.count })
+            let (inFlight, flights) = await CoordinatorActor.run {
+                (cluster.coordinator.clients.values.map { $0.callsInFlight }, cluster.coordinator.flights.count)
             }
             #expect(inFlight == [0] && flights == 0, "nothing is left in flight")
         }

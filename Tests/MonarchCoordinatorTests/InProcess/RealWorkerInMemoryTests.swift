@@ -25,13 +25,13 @@ struct RealWorkerInMemoryTests {
             let runtime = WorkerRuntime(
                 identity: identity, provider: BundleProvider(store: store), loop: cluster.loop,
                 logger: Logger(label: "real-worker"))
-            let connection = try await cluster.loop.submit {
+            let connection = try await CoordinatorActor.run {
                 AsyncMessageConnection(try cluster.coordinator.attachInMemoryWorker(identity.hello(pid: 1)))
             }
             // The coordinator took the hello as it attached the worker: the runtime says none.
             let serving = Task { try await runtime.serve(over: connection, coordinator: "in-process", greeting: false) }
             try await eventually("the worker registered and welcomed") {
-                try await cluster.loop.submit { cluster.coordinator.pools["bundle"]?.workers.count } == 1
+                await CoordinatorActor.run { cluster.coordinator.pools["bundle"]?.workers.count } == 1
                     && runtime.counters.requests == 0 && runtime.limits == AnswerLimits(maxFrameBytes: 16 << 20)
             }
 
@@ -46,7 +46,7 @@ struct RealWorkerInMemoryTests {
             connection.close()
             try await serving.value
             try await eventually("the coordinator lost the worker") {
-                try await cluster.loop.submit { cluster.coordinator.pools["bundle"]?.workers.count } == 0
+                await CoordinatorActor.run { cluster.coordinator.pools["bundle"]?.workers.count } == 0
             }
         }
     }

@@ -22,7 +22,7 @@ struct WatchFanoutTests {
     /// Waits until the coordinator holds `count` watches.
     func waitForWatches(_ cluster: InProcessCluster, _ count: Int) async throws {
         try await eventually("\(count) watches") {
-            try await cluster.loop.submit { cluster.coordinator.watches.count } == count
+            await CoordinatorActor.run { cluster.coordinator.watches.count } == count
         }
     }
 
@@ -39,7 +39,7 @@ struct WatchFanoutTests {
             }
             try await waitForWatches(cluster, clientCount * perClient)
             let total = clientCount * perClient
-            let sentAtOnce = try await cluster.loop.submit {
+            let sentAtOnce = await CoordinatorActor.run {
                 let before = cluster.coordinator.watchEventsSent
                 cluster.coordinator.notifyStored(Self.key, tags: [], refreshed: false)
                 return cluster.coordinator.watchEventsSent - before
@@ -52,7 +52,7 @@ struct WatchFanoutTests {
                     #expect(event.event == .stored && event.key == Self.key)
                 }
             }
-            #expect(try await cluster.loop.submit { cluster.coordinator.watchEventsSent } == total)
+            #expect(await CoordinatorActor.run { cluster.coordinator.watchEventsSent } == total)
         }
     }
 
@@ -67,11 +67,11 @@ struct WatchFanoutTests {
             // Each change is 64 events for the watcher that does not read: its socket fills,
             // then its queue, then it is closed.
             var changes = 0
-            while try await cluster.loop.submit({ cluster.coordinator.watchersClosed }) == 0 {
+            while await CoordinatorActor.run({ cluster.coordinator.watchersClosed }) == 0 {
                 changes += 1
                 #expect(changes < 5_000, "the watcher was never closed")
                 if changes >= 5_000 { return }
-                try await cluster.loop.submit { cluster.coordinator.notifyStored(Self.key, tags: [], refreshed: false) }
+                await CoordinatorActor.run { cluster.coordinator.notifyStored(Self.key, tags: [], refreshed: false) }
                 // The reader hears of every change, in order.
                 let event = try await reader.changed(watch: 1)
                 #expect(event.event == .stored || event.event == .overflow)
@@ -79,7 +79,7 @@ struct WatchFanoutTests {
             // Once it reads, it finds what reached its socket, then the end of its connection.
             slow.startReading()
             #expect(await slow.closed(within: 30))
-            let figures = try await cluster.loop.submit {
+            let figures = await CoordinatorActor.run {
                 (cluster.coordinator.watchEventsDropped, cluster.coordinator.watches.count, cluster.coordinator.statusReport())
             }
             #expect(figures.0 > 0)
@@ -87,7 +87,7 @@ struct WatchFanoutTests {
             #expect(figures.2.watchersClosed == 1 && figures.2.watchEventsDropped == figures.0)
             // What the watchers held is given back (the reader's share once its socket took it).
             try await eventually("the bytes held for watchers given back") {
-                try await cluster.loop.submit { cluster.coordinator.watchFanout.totalBytes } == 0
+                await CoordinatorActor.run { cluster.coordinator.watchFanout.totalBytes } == 0
             }
         }
     }
