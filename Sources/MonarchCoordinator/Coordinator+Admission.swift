@@ -76,7 +76,7 @@ extension Coordinator {
         let deadline = try? LoopTimer(on: loop)
         let helloTimeoutMs = limits.helloTimeout.wholeMilliseconds
         // Over once: the connection waits for its hello under its ticket until then.
-        let handshakeOver: @CoordinatorActor () -> Void = { [unowned self] in
+        let handshakeOver: @CoordinatorActor () -> Void = { [self] in
             guard awaitingHello[ticket] === connection else { return }
             awaitingHello[ticket] = nil
             deadline?.close()

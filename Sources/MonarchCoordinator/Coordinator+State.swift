@@ -7,8 +7,7 @@ import MonarchWire
 
 extension Coordinator {
     /// What changes while the coordinator runs: its connections, counters, timers and
-    /// registries. It lives in a ``MonarchLoop/LoopBound``: touched on the loop's thread only,
-    /// which every access checks.
+    /// registries, in the coordinator's isolation (``CoordinatorActor``).
     struct State {
         var listeners: [Listener] = []
         var clients: [Int: ClientSession] = [:]

@@ -47,8 +47,6 @@ final class MetricsEndpoint {
         self.pages = pages
     }
 
-    /// Runs the endpoint's jobs on its loop's thread.
-
     /// Listens.
     ///
     /// - Throws: ``UVError`` when the address cannot be bound.

@@ -132,8 +132,6 @@ final class Supervisor {
     /// Looks every few seconds for workers that are neither running nor due to restart.
     private var watchdog: LoopTimer?
 
-    /// Runs the supervisor's jobs on its loop's thread.
-
     /// A supervisor of the pools of `configuration`, starting workers with `makeLaunch` (a
     /// pool's settings and a worker's ordinal, from 1) and restarting them by `policy`, timed
     /// on `clock`.

@@ -89,6 +89,8 @@ struct FlightTableTests {
         let loop = CoordinatorActor.loop
         let table = await CoordinatorActor.run { FlightTable(work: ChainWork(backgroundLimit: 16), clock: .system) }
         try await body(loop, table)
+        // The loop outlives the test: the table's kept timers are closed, as the coordinator's close does.
+        await CoordinatorActor.run { table.closeSpareTimers() }
     }
 
     /// Starts `request` through `table` as `client`, in a task on the loop.
