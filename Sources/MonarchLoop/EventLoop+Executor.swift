@@ -26,9 +26,12 @@ extension EventLoop: TaskExecutor {
         job.runSynchronously(on: asUnownedTaskExecutor())
     }
 
-    /// Runs a job of an actor isolated to this loop.
+    /// Runs a job of an actor isolated to this loop, on the loop in both of its roles: a task
+    /// that prefers the loop then finds itself on its preferred executor too, and its next
+    /// hop to the same actor (an `await` of a function isolated to it, a continuation's
+    /// isolation) runs at once instead of queueing a job for a later turn.
     func runActorJob(_ job: UnownedJob) {
-        job.runSynchronously(on: actorExecutor.asUnownedSerialExecutor())
+        job.runSynchronously(isolatedTo: actorExecutor.asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
     }
 }
 

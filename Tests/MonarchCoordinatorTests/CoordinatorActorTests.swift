@@ -10,4 +10,26 @@ struct CoordinatorActorTests {
         let entered = try await CoordinatorActor.loop.submit { CoordinatorActor.assumeIsolated { CoordinatorActor.loop.inEventLoop } }
         #expect(entered)
     }
+
+    @Test("A task that prefers the loop, once in CoordinatorActor, stays: a continuation's body runs in the same job, before work queued meanwhile")
+    func noHopBackIntoTheActor() async {
+        let probe = await CoordinatorActor.run { QueueingProbe() }
+        for _ in 0..<20 {
+            let sawQueuedWork = await Task(executorPreference: CoordinatorActor.loop) { await probe.queueThenWait() }.value
+            #expect(!sawQueuedWork, "the continuation's body ran after work queued before it: the task hopped")
+        }
+    }
+}
+
+/// Queues work on the loop, then waits on a continuation whose body records whether that work
+/// ran first (it would when the wait began with a hop to a later job).
+@CoordinatorActor
+private final class QueueingProbe {
+    private var queuedWorkRan = false
+
+    func queueThenWait() async -> Bool {
+        queuedWorkRan = false
+        CoordinatorActor.loop.execute { [self] in CoordinatorActor.assumeIsolated { queuedWorkRan = true } }
+        return await withCheckedContinuation { continuation in continuation.resume(returning: queuedWorkRan) }
+    }
 }
