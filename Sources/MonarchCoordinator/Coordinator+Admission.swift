@@ -252,7 +252,7 @@ extension Coordinator {
         let kind = hello.kind ?? "worker"
         // A kind no domain names: it registers, but no request will reach it. The closure below
         // keeps such a pool alive; the cycle (pool → worker → closure → pool) ends with the connection.
-        let pool = pools[kind] ?? WorkerPool(kind: kind, role: PoolRole(workerKind: kind), loop: loop, clock: clock)
+        let pool = pools[kind] ?? WorkerPool(kind: kind, role: PoolRole(workerKind: kind), clock: clock)
         if pools[kind] == nil { logger.warning("a \(kind) worker registered, but no domain uses \(kind) workers") }
         workerCount[kind, default: 0] += 1
         // A worker is known by its name, which it keeps across restarts (no two connected

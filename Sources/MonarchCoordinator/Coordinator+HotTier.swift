@@ -6,10 +6,10 @@ import MonarchWire
 // The hot tier's place in the coordinator: hits answered before any trip, and every change
 // the coordinator passes on or hears dropping what it covers (see ``HotTier``).
 extension Coordinator {
-    /// The hot tier `configuration` asks for, on `loop`; nil when `limits.hotTier` is 0 or no
+    /// The hot tier `configuration` asks for; nil when `limits.hotTier` is 0 or no
     /// domain has a cache. A shared store's entries (Redis) are held at most the cache
     /// workers' memory grace (`workers.cache.memoryGrace`, 5 s by default).
-    static func makeHotTier(configuration: Configuration, loop: EventLoop) -> LoopBound<HotTier>? {
+    nonisolated static func makeHotTier(configuration: Configuration) -> HotTierCell? {
         guard configuration.limits.hotTierBytes > 0,
             configuration.domains.contains(where: { $0.providers.contains { PoolRole(workerKind: $0) == .cache } })
         else { return nil }
@@ -19,7 +19,7 @@ extension Coordinator {
             let grace = Int64(clamping: (cache.memoryGrace ?? .seconds(5)).wholeMilliseconds)
             holdMs = min(holdMs ?? grace, grace)
         }
-        return LoopBound(HotTier(limits: configuration.limits, sharedStoreHoldMs: holdMs), loop: loop)
+        return HotTierCell(HotTier(limits: configuration.limits, sharedStoreHoldMs: holdMs))
     }
 
     /// Answers `plan`'s request (message `id`, arrived at `arrived`) from the hot tier when
@@ -42,14 +42,14 @@ extension Coordinator {
         // its entries carry the wall-clock store times the cache workers record.
         if request.relay {
             guard request.policy != .noCache, RelayedHotHit.mayAnswer(request),
-                let hit = hotTier.value.relayedAnswer(for: key, nowMs: wallClock.nowMs, defaultLifetime: request.route.ttl)
+                let hit = hotTier.tier.relayedAnswer(for: key, nowMs: wallClock.nowMs, defaultLifetime: request.route.ttl)
             else { return false }
             answer = .relayedHit(RelayedHotHit.Hit(
                 prepared: hit.prepared, form: hit.form, ageMs: hit.ageMs, id: id, sharedBody: hit.sharedBody))
             answered = hit.prepared.message
         } else {
             guard request.policy != .noCache, request.policy != .networkFirst,
-                let hit = hotTier.value.answer(for: key, nowMs: wallClock.nowMs)
+                let hit = hotTier.tier.answer(for: key, nowMs: wallClock.nowMs)
             else { return false }
             (answer, answered) = (.prepared(hit.prepared, id: id, ageMs: hit.ageMs), hit.prepared.message)
         }
@@ -64,12 +64,12 @@ extension Coordinator {
     /// back.
     func changeHotTier(_ targets: [CacheTarget]) {
         guard let hotTier else { return }
-        for target in targets { hotTier.value.change(target) }
+        for target in targets { hotTier.tier.change(target) }
     }
 
     /// The hot tier's figures for `status`; nil when it is off.
     var hotTierFigures: StatusReport.HotTier? {
-        guard let tier = hotTier?.value else { return nil }
+        guard let tier = hotTier?.tier else { return nil }
         return StatusReport.HotTier(
             budgetBytes: tier.budgetBytes, entryLimitBytes: tier.entryLimitBytes, entries: tier.count,
             bytes: tier.usedBytes, hits: tier.hits, kept: tier.kept, evictions: tier.evictions,

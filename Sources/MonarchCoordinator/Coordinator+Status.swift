@@ -107,13 +107,12 @@ extension Coordinator {
     }
 
     /// The figures of every connected cache worker's `status`, asked of all of them at once,
-    /// each within a second (a silent one is left out). Each ask runs on the loop, where the
-    /// worker's session lives.
+    /// each within a second (a silent one is left out).
     func cacheWorkerFigures() async -> [(kind: String, worker: String, figures: [String: JSONValue])] {
         let workers = cachePools.flatMap { pool in pool.pool.connected.map { (pool.kind, $0) } }
         return await withTaskGroup(of: (kind: String, worker: String, figures: [String: JSONValue])?.self) { group in
             for (kind, worker) in workers {
-                group.addTask(executorPreference: loop) {
+                group.addTask {
                     guard case .result(let result)? = await worker.exchange(timeoutMs: 1000, { .status(StatusMessage(id: $0)) }),
                         let figures = result.data
                     else { return nil }

@@ -52,7 +52,7 @@ public final class Coordinator: Sendable {
     var chains: [String: [any RequestProvider]] { routing.chains }
     let flights: FlightTable
     /// The hits the coordinator answers itself (see ``HotTier``); nil when `limits.hotTier` is 0.
-    let hotTier: LoopBound<HotTier>?
+    let hotTier: HotTierCell?
     /// Everything that changes while the coordinator runs.
     var state: State
 
@@ -150,7 +150,7 @@ public final class Coordinator: Sendable {
         self.startedAt = clock.now
         self.roleGate = RoleGate(configuration)
         let router = try Router<RouteOptions>(routes: configuration.routes)
-        let hotTier = Self.makeHotTier(configuration: configuration, loop: loop)
+        let hotTier = Self.makeHotTier(configuration: configuration)
         self.hotTier = hotTier
         var pools: [String: WorkerPool] = [:]
         var cachePools: [String: CachePool] = [:]
@@ -158,12 +158,12 @@ public final class Coordinator: Sendable {
         where pools[kind] == nil {
             if PoolRole(workerKind: kind) == .cache {
                 let cache = Self.makeCachePool(
-                    kind: kind, configuration: configuration, loop: loop, logger: logger, clock: clock, wallClock: wallClock,
+                    kind: kind, configuration: configuration, logger: logger, clock: clock, wallClock: wallClock,
                     hotTier: hotTier)
                 cachePools[kind] = cache
                 pools[kind] = cache.pool
             } else {
-                pools[kind] = WorkerPool(kind: kind, loop: loop, clock: clock)
+                pools[kind] = WorkerPool(kind: kind, clock: clock)
             }
         }
         self.pools = pools
@@ -186,13 +186,13 @@ public final class Coordinator: Sendable {
 
     /// The pool for cache workers of `kind`, feeding `hotTier`, reading the time on `clock`
     /// (and on `wallClock` for the hot tier).
-    static func makeCachePool(
-        kind: String, configuration: Configuration, loop: EventLoop, logger: Logger, clock: MonotonicClock,
-        wallClock: WallClock, hotTier: LoopBound<HotTier>? = nil
+    nonisolated static func makeCachePool(
+        kind: String, configuration: Configuration, logger: Logger, clock: MonotonicClock,
+        wallClock: WallClock, hotTier: HotTierCell? = nil
     ) -> CachePool {
         // Invalidations matter for as long as a trip, and then its write-back, may run.
         return CachePool(
-            kind: kind, loop: loop, logger: logger, clock: clock, wallClock: wallClock,
+            kind: kind, logger: logger, clock: clock, wallClock: wallClock,
             invalidationMemory: configuration.longestRequestTimeout + .milliseconds(Int64(WorkerSession.exchangeTimeoutMs)),
             invalidationLimit: configuration.limits.invalidations, tagLimits: configuration.limits, hotTier: hotTier)
     }
@@ -475,6 +475,8 @@ public final class Coordinator: Sendable {
         if requestsInFlight > 0, !drainCutShort {
             logger.info("draining \(requestsInFlight) request(s) in flight")
             await withCheckedContinuation { continuation in
+                // Checked again where the wait begins: the last answer may have gone meanwhile.
+                guard requestsInFlight > 0, !drainCutShort else { return continuation.resume() }
                 drainWaiters.append(continuation)
                 let timer = try? LoopTimer(on: loop)
                 timer?.start(afterMs: timeout.wholeMilliseconds) { [self] in

@@ -315,7 +315,7 @@ final class FlightTable {
             // Driven by loop callbacks, started once its first waiter is enlisted.
             // Held strongly, as a trip's task holds the table, until the flight ends.
             flight.loopTrip = LoopTrip(steps, trip: trip, loop: loop, clock: clock, attempts: attempts) { [self] result in
-                CoordinatorActor.assumeIsolated { complete(id, with: result) }
+                complete(id, with: result)
             }
             return flight
         }

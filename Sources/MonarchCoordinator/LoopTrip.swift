@@ -13,8 +13,9 @@ import MonarchWire
 ///
 /// A worker lost mid-request, or an answer that ran out of a budget a later waiter extended,
 /// is asked again as ``WorkerPool/perform(_:on:excluding:)`` asks it again. Answers go to
-/// `complete` on the loop, never before ``start()`` returns. Loop thread only: the callbacks
-/// and tasks that come back to it hold it through a ``LoopBound``.
+/// `complete` on the loop, never before ``start()`` returns. It runs on ``CoordinatorActor``,
+/// as its pools do.
+@CoordinatorActor
 final class LoopTrip {
     private let steps: ChainSteps
     private let trip: WorkerPool.Trip
@@ -23,7 +24,7 @@ final class LoopTrip {
     /// Where the trip's misses and failures are told, for its waiters' deadline errors.
     private let attempts: AttemptLog
     /// Called once with the trip's result, on the loop.
-    private let complete: (Result<Response, ChainError>) -> Void
+    private let complete: @CoordinatorActor (Result<Response, ChainError>) -> Void
 
     /// The misses and failures so far, in order.
     private var recorded: [ProviderAttempt] = []
@@ -47,7 +48,7 @@ final class LoopTrip {
 
     init(
         _ steps: ChainSteps, trip: WorkerPool.Trip, loop: EventLoop, clock: MonotonicClock, attempts: AttemptLog,
-        complete: @escaping (Result<Response, ChainError>) -> Void
+        complete: @escaping @CoordinatorActor (Result<Response, ChainError>) -> Void
     ) {
         self.steps = steps
         self.trip = trip
@@ -93,8 +94,8 @@ final class LoopTrip {
         lost = []
         pools = findPools(at: step)
         guard let (_, cache) = pools else { return finishInTask(known: nil) }
-        if let cache, let hotTier = cache.hotTier, hotTier.value.isOn, request.method == "GET" {
-            hotRead = (hotTier.value.beginRead(), cache.wallClock.nowMs)
+        if let cache, let hotTier = cache.hotTier, hotTier.tier.isOn, request.method == "GET" {
+            hotRead = (hotTier.tier.beginRead(), cache.wallClock.nowMs)
         }
         send()
     }
@@ -104,24 +105,19 @@ final class LoopTrip {
     private func send() {
         guard let (pool, _) = pools else { return finishInTask(known: nil) }
         sentEnd = budget.end
-        let handle = onLoop
-        switch pool.send(request, budget: budget, excluding: lost, reply: { worker, reply in handle.value.replied(worker, reply) }) {
+        switch pool.send(request, budget: budget, excluding: lost, reply: { [self] worker, reply in replied(worker, reply) }) {
         case .sent(let worker, let id):
             pending = (worker, id)
         case .replied(let worker, let reply):
             // Never before ``start()`` returns: the trip's waiter may not be enlisted yet.
-            loop.execute { handle.value.replied(worker, reply) }
+            loop.execute { [self] in CoordinatorActor.assumeIsolated { replied(worker, reply) } }
         case .notNow:
-            task = Task(executorPreference: loop) { [request, trip, lost] in
+            task = Task { [self, request, trip, lost] in
                 let outcome = await pool.perform(request, on: trip, excluding: lost)
-                handle.value.answered(outcome)
+                answered(outcome)
             }
         }
     }
-
-    /// This trip, for the callbacks and tasks that come back to it on the loop: a handle the
-    /// compiler lets them carry, which checks that it is used on the loop.
-    private var onLoop: LoopBound<LoopTrip> { LoopBound(self, loop: loop) }
 
     /// What `worker` replied, taken as ``WorkerPool/perform(_:on:excluding:)`` takes it.
     private func replied(_ worker: WorkerSession, _ reply: WorkerSession.Reply) {
@@ -167,26 +163,30 @@ final class LoopTrip {
         hotRead = nil
         if let cache, case .response(var response)? = outcome, response.source ?? cache.name == cache.name {
             response.source = cache.name
-            hotTier.value.keep(response, for: request, ticket: read.ticket, askedAtMs: read.askedAtMs)
+            hotTier.tier.keep(response, for: request, ticket: read.ticket, askedAtMs: read.askedAtMs)
         } else {
-            hotTier.value.endRead()
+            hotTier.tier.endRead()
         }
     }
 
     /// Goes on from ``step`` in a task, as the chain's run would: `known` is what the provider
     /// there answered already (nil: it is asked).
     private func finishInTask(known: ProviderOutcome?) {
-        let (steps, step, prior, attempts, handle) = (steps, step, recorded, attempts, onLoop)
-        task = Task(executorPreference: loop) {
+        let (steps, step, prior, attempts) = (steps, step, recorded, attempts)
+        task = Task(executorPreference: loop) { [self] in
             let result: Result<Response, ChainError>
             do throws(ChainError) {
                 result = .success(try await steps.finish(from: step, known: known, prior: prior) { attempts.append($0) })
             } catch {
                 result = .failure(error)
             }
-            let trip = handle.value
-            guard !trip.cancelled else { return }
-            trip.complete(result)
+            await finishedInTask(result)
         }
+    }
+
+    /// The end of the trip that went on in a task: its result, unless it was abandoned.
+    private func finishedInTask(_ result: Result<Response, ChainError>) {
+        guard !cancelled else { return }
+        complete(result)
     }
 }

@@ -8,8 +8,10 @@ import MonarchWire
 /// client's thousand slow requests cost another client's request at most one turn. A worker
 /// lost mid-request costs only that attempt: an idempotent request moves to another worker of
 /// the pool, and only when none is left does the pool report a failure (and the chain moves
-/// on). Any task; the work runs on the loop, and the pool's changing state is bound to it.
-final class WorkerPool: RequestProvider, Sendable {
+/// on). It runs on ``CoordinatorActor``, as the coordinator does; a chain's task asks it with an
+/// await, a loop trip (``LoopTrip``) calls ``send(_:budget:excluding:reply:)`` directly.
+@CoordinatorActor
+final class WorkerPool: RequestProvider {
     /// How a request finds its worker.
     enum Placement: Sendable {
         /// Any worker will do: the least loaded one with room.
@@ -69,75 +71,75 @@ final class WorkerPool: RequestProvider, Sendable {
         var queued = 0
         var knownShards: Set<String> = []
         /// Says whether a worker, by id, was chosen to go before it registered.
-        var drainsOnArrival: (@Sendable (String) -> Bool)?
+        var drainsOnArrival: (@CoordinatorActor (String) -> Bool)?
     }
 
     /// The workers' kind, which is also the provider's name.
-    let kind: String
+    nonisolated let kind: String
     /// What the workers are to the coordinator: a cache pool's workers keep responses.
-    let role: PoolRole
-    let loop: EventLoop
+    nonisolated let role: PoolRole
+    /// The loop the pool runs on: ``CoordinatorActor/loop``.
+    nonisolated let loop: EventLoop
     /// How a request finds its worker: by its cache key in a cache pool, else the least loaded.
-    let placement: Placement
-    private let state: LoopBound<State>
+    nonisolated let placement: Placement
+    private var state = State()
     /// Where the pool reads the time (a request's budget left): the coordinator's clock.
-    let clock: MonotonicClock
+    nonisolated let clock: MonotonicClock
 
-    /// A pool of `kind` workers, in `role`, on `loop`, reading the time on `clock`.
-    init(kind: String, role: PoolRole = .provider, loop: EventLoop, clock: MonotonicClock) {
+    /// A pool of `kind` workers, in `role`, reading the time on `clock`.
+    nonisolated init(kind: String, role: PoolRole = .provider, clock: MonotonicClock) {
         self.kind = kind
         self.role = role
-        self.loop = loop
+        self.loop = CoordinatorActor.loop
         self.clock = clock
         self.placement = role == .cache ? .byCacheKey : .leastLoaded
-        self.state = LoopBound(State(), loop: loop)
     }
 
-    var name: String { kind }
+    nonisolated var name: String { kind }
 
-    /// The registered workers, in registration order. Loop thread only.
-    var workers: [WorkerSession] { state.value.workers }
+    /// The registered workers, in registration order.
+    var workers: [WorkerSession] { state.workers }
 
-    /// Requests that waited for a slot. Loop thread only.
-    var queued: Int { state.value.queued }
+    /// Requests that waited for a slot.
+    var queued: Int { state.queued }
 
     /// The shard names of every worker that has registered: one missing from the connected
-    /// workers may come back with what it kept (a cache worker's file). Loop thread only.
-    var knownShards: Set<String> { state.value.knownShards }
+    /// workers may come back with what it kept (a cache worker's file).
+    var knownShards: Set<String> { state.knownShards }
 
-    /// Requests waiting for a slot now. Loop thread only.
-    var waitingCount: Int { state.value.lanes.values.reduce(0) { $0 + $1.count } }
+    /// Requests waiting for a slot now.
+    var waitingCount: Int { state.lanes.values.reduce(0) { $0 + $1.count } }
 
     /// The queues of waiting requests kept (one per lane and upstream host that has any).
-    var waitingQueueCount: Int { state.value.lanes.count }
+    var waitingQueueCount: Int { state.lanes.count }
 
     /// Adds a registered worker; it leaves the pool when its connection ends. A worker that
     /// ``setDrainsOnArrival(_:)``'s test names arrives draining: it never takes a request.
-    /// Loop thread only.
+    ///
     func add(_ worker: WorkerSession) {
-        if state.value.drainsOnArrival?(worker.id) == true { worker.isDraining = true }
-        state.value.workers.append(worker)
-        state.value.knownShards.insert(worker.shardName)
+        if state.drainsOnArrival?(worker.id) == true { worker.isDraining = true }
+        state.workers.append(worker)
+        state.knownShards.insert(worker.shardName)
         worker.onSlotFreed = { [unowned self] worker in grantSlots(of: worker) }
         grantSlots(of: worker)
         // Keys may have a new owner now: requests waiting for the old one choose again.
         if placement == .byCacheKey { retryAllWaiting() }
     }
 
-    /// Removes a worker whose connection ended. Loop thread only.
+    /// Removes a worker whose connection ended.
     func remove(_ worker: WorkerSession) {
-        state.value.workers.removeAll { $0 === worker }
+        state.workers.removeAll { $0 === worker }
         takeOutOfRotation(worker)
     }
 
     /// Has ``add(_:)`` ask `test`, by id, whether a registering worker was chosen to go (a
-    /// scale chose it while it was starting): such a worker arrives draining. Loop thread only.
-    func setDrainsOnArrival(_ test: @escaping @Sendable (String) -> Bool) {
-        state.value.drainsOnArrival = test
+    /// scale chose it while it was starting): such a worker arrives draining.
+    func setDrainsOnArrival(_ test: @escaping @CoordinatorActor (String) -> Bool) {
+        state.drainsOnArrival = test
     }
 
     /// Sends requests to `worker` again, a draining worker kept after all (a later scale wants
-    /// it), and hands it the requests waiting in its lane. Loop thread only.
+    /// it), and hands it the requests waiting in its lane.
     func returnToRotation(_ worker: WorkerSession) {
         guard worker.isDraining, worker.lostReason == nil else { return }
         worker.isDraining = false
@@ -145,12 +147,12 @@ final class WorkerPool: RequestProvider, Sendable {
     }
 
     /// Sends no more requests to `worker` (it is draining, unresponsive or gone): requests
-    /// waiting in its lane choose again when no serving worker of that lane is left. Loop thread only.
+    /// waiting in its lane choose again when no serving worker of that lane is left.
     func takeOutOfRotation(_ worker: WorkerSession) {
         let lane = lane(of: worker)
         if !workers.contains(where: { $0.isServing && self.lane(of: $0) == lane }) {
-            for key in Array(state.value.lanes.keys) where key.lane == lane {
-                guard var queue = state.value.lanes.removeValue(forKey: key) else { continue }
+            for key in Array(state.lanes.keys) where key.lane == lane {
+                guard var queue = state.lanes.removeValue(forKey: key) else { continue }
                 for request in queue.removeAll() { request.continuation.resume(returning: .retry) }
             }
         }
@@ -185,10 +187,7 @@ final class WorkerPool: RequestProvider, Sendable {
     /// Answers `request` on behalf of `trip` (within its budget, taking its client's turns),
     /// never sending it to a worker of `lost` (ids of workers lost while they had it).
     func perform(_ request: Request, on trip: Trip?, excluding lost: [String]) async -> ProviderOutcome {
-        // A trip's task prefers the loop already: asking for it again would add a preference
-        // record to the task, and a hop at every step of the trip.
-        if runsInTaskPreferringLoop { return await forward(request, on: trip, lost: lost) }
-        return await withTaskExecutorPreference(loop) { await forward(request, on: trip, lost: lost) }
+        await forward(request, on: trip, lost: lost)
     }
 
     /// What ``send(_:budget:excluding:reply:)`` did.
@@ -205,9 +204,9 @@ final class WorkerPool: RequestProvider, Sendable {
     /// of `lost`) has room now, with what is left of `budget` as its deadline: the worker's
     /// reply goes to `reply` on the loop, never before this returns (see
     /// ``WorkerSession/send(_:host:reply:)``). A request that would wait for a slot is not
-    /// sent (``LoopSend/notNow``). Loop thread only.
+    /// sent (``LoopSend/notNow``).
     func send(
-        _ request: Request, budget: TripBudget, excluding lost: [String], reply: @escaping @Sendable (WorkerSession, WorkerSession.Reply) -> Void
+        _ request: Request, budget: TripBudget, excluding lost: [String], reply: @escaping @CoordinatorActor (WorkerSession, WorkerSession.Reply) -> Void
     ) -> LoopSend {
         let host = Self.upstreamHost(of: request)
         guard case .reserved(let worker) = reserveReady(for: request, host: host, excluding: lost) else { return .notNow }
@@ -219,13 +218,7 @@ final class WorkerPool: RequestProvider, Sendable {
         }
     }
 
-    /// Whether the running task prefers this pool's loop (so it runs there after any suspension).
-    var runsInTaskPreferringLoop: Bool {
-        withUnsafeCurrentTask { $0?.unownedTaskExecutor == loop.asUnownedTaskExecutor() }
-    }
-
     private func forward(_ request: Request, on trip: Trip?, lost: [String]) async -> ProviderOutcome {
-        loop.preconditionInEventLoop()
         let budget = trip?.budget ?? TripBudget(end: request.deadline.map { [clock] in clock.now + $0 })
         let host = Self.upstreamHost(of: request)
         var request = request
@@ -267,7 +260,7 @@ final class WorkerPool: RequestProvider, Sendable {
     }
 
     /// The `host:port` of a request's upstream URL, lowercased; `""` for a request with none.
-    static func upstreamHost(of request: Request) -> String {
+    nonisolated static func upstreamHost(of request: Request) -> String {
         guard var upstream = request.route.upstream else { return "" }
         return upstream.withUTF8 { bytes in
             var start = 0
@@ -333,22 +326,32 @@ final class WorkerPool: RequestProvider, Sendable {
     }
 
     private func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
-        let ticket = state.value.nextTicket
-        state.value.nextTicket += 1
-        state.value.queued += 1
+        let ticket = state.nextTicket
+        state.nextTicket += 1
+        state.queued += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if Task.isCancelled { return continuation.resume(returning: .cancelled) }
-                state.value.lanes[lane, default: FairQueue()].append(
+                // Checked again where the wait begins: a slot freed meanwhile went to nobody.
+                if hasRoom(in: lane) { return continuation.resume(returning: .retry) }
+                state.lanes[lane, default: FairQueue()].append(
                     Waiting(continuation: continuation, excluded: excluded), client: client, ticket: ticket)
             }
         } onCancel: {
-            loop.execute { [self] in
-                let left = state.value.lanes[lane]?.remove(ticket: ticket, client: client)
-                if state.value.lanes[lane]?.isEmpty ?? false { state.value.lanes[lane] = nil }
-                left?.continuation.resume(returning: .cancelled)
-            }
+            loop.execute { [self] in CoordinatorActor.assumeIsolated { stopWaiting(in: lane, ticket: ticket, client: client) } }
         }
+    }
+
+    /// Whether a serving worker of `lane` has a slot for its host now.
+    private func hasRoom(in lane: LaneKey) -> Bool {
+        state.workers.contains { $0.isServing && self.lane(of: $0) == lane.lane && $0.hasRoom(forHost: lane.host) }
+    }
+
+    /// Answers the request waiting under `ticket` for a slot in `lane` `cancelled`.
+    private func stopWaiting(in lane: LaneKey, ticket: Int, client: Int) {
+        let left = state.lanes[lane]?.remove(ticket: ticket, client: client)
+        if state.lanes[lane]?.isEmpty ?? false { state.lanes[lane] = nil }
+        left?.continuation.resume(returning: .cancelled)
     }
 
     /// Hands the free slots of `worker` to the requests waiting in its lane, the hosts taking
@@ -357,16 +360,16 @@ final class WorkerPool: RequestProvider, Sendable {
         let lane = lane(of: worker)
         // Read in place: a copy of the table kept past this line would make the grants below
         // copy the whole table.
-        var keys = state.value.lanes.filter { $0.key.lane == lane && !$0.value.isEmpty }.map(\.key).sorted { $0.host < $1.host }
+        var keys = state.lanes.filter { $0.key.lane == lane && !$0.value.isEmpty }.map(\.key).sorted { $0.host < $1.host }
         guard !keys.isEmpty else { return }
-        state.value.hostTurn += 1
-        let turn = state.value.hostTurn % keys.count
+        state.hostTurn += 1
+        let turn = state.hostTurn % keys.count
         keys = Array(keys[turn...] + keys[..<turn])
         var granted = true
         while granted, worker.hasRoom {
             granted = false
             for key in keys where worker.hasRoom(forHost: key.host) {
-                guard let next = state.value.lanes[key]?.popNext() else { continue }
+                guard let next = state.lanes[key]?.popNext() else { continue }
                 granted = true
                 if next.excluded.contains(worker.id) {
                     // This request already lost this worker once: it chooses among the others.
@@ -377,14 +380,14 @@ final class WorkerPool: RequestProvider, Sendable {
                 next.continuation.resume(returning: .worker(worker))
             }
         }
-        for key in keys where state.value.lanes[key]?.isEmpty ?? false { state.value.lanes[key] = nil }
+        for key in keys where state.lanes[key]?.isEmpty ?? false { state.lanes[key] = nil }
     }
 
     /// Sends every waiting request of the pool to choose a worker again.
     func retryAllWaiting() {
         var waiting: [Waiting] = []
-        for key in Array(state.value.lanes.keys) { waiting += state.value.lanes[key]?.removeAll() ?? [] }
-        state.value.lanes.removeAll()
+        for key in Array(state.lanes.keys) { waiting += state.lanes[key]?.removeAll() ?? [] }
+        state.lanes.removeAll()
         for request in waiting { request.continuation.resume(returning: .retry) }
     }
 
@@ -394,9 +397,9 @@ final class WorkerPool: RequestProvider, Sendable {
     /// requests in flight.
     private func choose(for request: Request, host: String, excluding excluded: [String]) -> WorkerSession? {
         if placement == .byCacheKey, let key = request.route.cacheKey { return owner(of: key, excluding: excluded) }
-        let workers = state.value.workers
+        let workers = state.workers
         guard !workers.isEmpty else { return nil }
-        let cursor = state.value.cursor
+        let cursor = state.cursor
         var best: WorkerSession?
         for offset in 0..<workers.count {
             let worker = workers[(cursor + offset) % workers.count]
@@ -404,13 +407,13 @@ final class WorkerPool: RequestProvider, Sendable {
             if let current = best, Self.preference(current, host) >= Self.preference(worker, host) { continue }
             best = worker
         }
-        state.value.cursor = (cursor + 1) % workers.count
+        state.cursor = (cursor + 1) % workers.count
         return best
     }
 
-    /// The worker that owns `key`, among the serving ones not `excluded`. Loop thread only.
+    /// The worker that owns `key`, among the serving ones not `excluded`.
     func owner(of key: String, excluding excluded: [String] = []) -> WorkerSession? {
-        let candidates = state.value.workers.lazy.filter { $0.isServing && !excluded.contains($0.id) }
+        let candidates = state.workers.lazy.filter { $0.isServing && !excluded.contains($0.id) }
         return Rendezvous.owner(of: key, among: candidates, name: \.shardName)
     }
 

@@ -6,9 +6,10 @@ import MonarchWire
 
 /// The coordinator's side of one registered worker's connection: requests go out with ids of
 /// the coordinator's own, answers come back matched by id. At most ``capacity`` requests are
-/// out at once (the pool queues the rest). Its changing state is bound to the loop: every
-/// access from another thread stops the process.
-final class WorkerSession: Sendable {
+/// out at once (the pool queues the rest). It runs on ``CoordinatorActor``, as its pool and
+/// the coordinator do; the connection's callbacks enter through `assumeIsolated`.
+@CoordinatorActor
+final class WorkerSession {
     /// How one forwarded request ended.
     enum Reply: Sendable {
         /// The worker answered (a response, a miss or a failure).
@@ -21,7 +22,7 @@ final class WorkerSession: Sendable {
     /// loop (``send(_:host:reply:)``).
     private enum Waiter {
         case task(CheckedContinuation<Reply, Never>)
-        case callback(@Sendable (Reply) -> Void)
+        case callback(@CoordinatorActor (Reply) -> Void)
     }
 
     /// What ``send(_:host:reply:)`` did.
@@ -85,16 +86,16 @@ final class WorkerSession: Sendable {
     /// (``Coordinator/attachInMemoryWorker(_:)``).
     let connection: any MessageConnection
     private let logger: Logger
-    private let state: LoopBound<State>
+    private var state: State
     /// Where the session reads the time: the coordinator's clock.
     let clock: MonotonicClock
     /// When it registered.
     let registeredAt: ContinuousClock.Instant
 
     /// How many requests a worker that announces no `capacity` in its hello runs at once.
-    static let defaultCapacity = 64
+    nonisolated static let defaultCapacity = 64
     /// How long a cancelled request may stay unanswered before it is forgotten.
-    static let cancelGrace: Duration = .seconds(10)
+    nonisolated static let cancelGrace: Duration = .seconds(10)
 
     /// How many requests the worker runs at once: its hello's `capacity`, else ``defaultCapacity``.
     let capacity: Int
@@ -112,101 +113,101 @@ final class WorkerSession: Sendable {
         self.clock = clock
         let now = clock.now
         self.registeredAt = now
-        self.state = LoopBound(State(lastHeard: now), loop: connection.loop)
+        self.state = State(lastHeard: now)
         self.shardName = hello.name ?? id
         self.capacity = hello.capacity ?? Self.defaultCapacity
         self.hostCapacity = min(hello.hostCapacity ?? capacity, capacity)
-        connection.onMessage = { [unowned self] message in received(message) }
-        connection.whenEnded { [self] end in ended(end) }
+        connection.onMessage = { [unowned self] message in CoordinatorActor.assumeIsolated { received(message) } }
+        connection.whenEnded { [self] end in CoordinatorActor.assumeIsolated { ended(end) } }
     }
 
-    // MARK: - What the pool, the coordinator and status read (loop thread only)
+    // MARK: - What the pool, the coordinator and status read
 
     /// Requests sent and not yet answered by the worker, cancelled ones included: its load.
-    var outstanding: Set<MessageID> { state.value.outstanding }
+    var outstanding: Set<MessageID> { state.outstanding }
     /// Slots promised to callers of the pool that have not sent their request yet.
-    var reserved: Int { state.value.reserved }
+    var reserved: Int { state.reserved }
     /// Requests forwarded so far.
-    var forwarded: Int { state.value.forwarded }
+    var forwarded: Int { state.forwarded }
     /// Answers received so far.
-    var answered: Int { state.value.answered }
+    var answered: Int { state.answered }
     /// Of those, failures.
-    var failures: Int { state.value.failures }
+    var failures: Int { state.failures }
     /// Cancelled requests the worker never answered, forgotten after ``cancelGrace``.
-    var forgotten: Int { state.value.forgotten }
+    var forgotten: Int { state.forgotten }
     /// Answers that came for requests no longer waited for (forgotten, or late), ignored.
-    var lateAnswers: Int { state.value.lateAnswers }
+    var lateAnswers: Int { state.lateAnswers }
     /// Why the worker is out of rotation for good: its connection ended, or it stopped
     /// answering pings.
-    var lostReason: String? { state.value.lostReason }
+    var lostReason: String? { state.lostReason }
     /// Whether it is being drained (scale-down): it takes no new requests and finishes those it has.
     var isDraining: Bool {
-        get { state.value.isDraining }
-        set { state.value.isDraining = newValue }
+        get { state.isDraining }
+        set { state.isDraining = newValue }
     }
     /// Whether it stopped answering pings (it is being killed or disconnected).
-    var isUnresponsive: Bool { state.value.isUnresponsive }
+    var isUnresponsive: Bool { state.isUnresponsive }
     /// When anything last arrived from the worker.
-    var lastHeard: ContinuousClock.Instant { state.value.lastHeard }
+    var lastHeard: ContinuousClock.Instant { state.lastHeard }
     /// Called once when the connection ends.
     var onLost: ((WorkerSession) -> Void)? {
-        get { state.value.onLost }
-        set { state.value.onLost = newValue }
+        get { state.onLost }
+        set { state.onLost = newValue }
     }
     /// Called with each change to the shared store another coordinator made, as the worker
     /// forwarded it; set only for a worker of a cache pool (``PoolRole/cache``): a worker
     /// without it that sends one breaks the protocol.
     var onSharedChange: ((SharedChangeMessage) -> Void)? {
-        get { state.value.onSharedChange }
-        set { state.value.onSharedChange = newValue }
+        get { state.onSharedChange }
+        set { state.onSharedChange = newValue }
     }
     /// Called when a slot frees up (an answer came, or a cancelled request was forgotten).
     var onSlotFreed: ((WorkerSession) -> Void)? {
-        get { state.value.onSlotFreed }
-        set { state.value.onSlotFreed = newValue }
+        get { state.onSlotFreed }
+        set { state.onSlotFreed = newValue }
     }
 
     /// The worker's kind.
     var kind: String { hello.kind ?? "worker" }
 
     /// Requests out and slots promised.
-    var load: Int { state.value.outstanding.count + state.value.reserved }
+    var load: Int { state.outstanding.count + state.reserved }
 
     /// Whether it takes new requests: connected, answering, not draining.
-    var isServing: Bool { state.value.lostReason == nil && !state.value.isDraining }
+    var isServing: Bool { state.lostReason == nil && !state.isDraining }
 
     /// Whether another request may be sent now.
     var hasRoom: Bool { isServing && load < capacity }
 
     /// Whether another request for upstream `host` may be sent now.
     func hasRoom(forHost host: String) -> Bool {
-        hasRoom && state.value.byHost[host, default: 0] < hostCapacity
+        hasRoom && state.byHost[host, default: 0] < hostCapacity
     }
 
     /// Promises a slot to a request for `host`, which ``forward(_:host:)`` then takes.
     func reserve(host: String) {
-        state.value.reserved += 1
-        state.value.byHost[host, default: 0] += 1
+        state.reserved += 1
+        state.byHost[host, default: 0] += 1
     }
 
     /// Whether it has nothing left to answer (requests or admin exchanges), and no slot
     /// promised to a request about to be sent.
-    var isIdle: Bool { state.value.outstanding.isEmpty && state.value.exchanges.isEmpty && state.value.reserved == 0 }
+    var isIdle: Bool { state.outstanding.isEmpty && state.exchanges.isEmpty && state.reserved == 0 }
 
-    /// Sends a heartbeat `ping`. Loop thread only.
+    /// Sends a heartbeat `ping`.
     func ping() {
         guard lostReason == nil else { return }
-        let id = state.value.takeID()
+        let id = state.takeID()
         try? connection.send(.ping(PingMessage(id: id)))
     }
 
     /// Takes the worker out of rotation because it stopped answering: every request waiting for
     /// it is released as lost (idempotent ones move to another worker), every admin exchange
     /// ends without an answer. The connection stays until the caller kills the process or
-    /// closes it. Loop thread only.
+    /// closes it.
     func declareUnresponsive(_ reason: String) {
         guard lostReason == nil else { return }
-        state.value.isUnresponsive = true
+        state.isUnresponsive = true
         strand(reason)
     }
 
@@ -215,86 +216,82 @@ final class WorkerSession: Sendable {
     /// the worker gets a `cancel` (nothing, when it was cancelled before it was sent). Runs on
     /// the loop.
     func forward(_ request: Request, host: String) async -> Reply {
-        state.value.reserved -= 1
-        if let lostReason {
-            state.value.release(host: host)
-            return .lost(lostReason)
-        }
-        if Task.isCancelled {
-            // Cancelled while it waited for the slot: the worker never sees it, and the slot
-            // goes to the next request at once rather than when the worker answers a cancel.
-            state.value.release(host: host)
-            onSlotFreed?(self)
-            return .answered(.failure(.cancelled))
-        }
-        let id: MessageID
-        switch transmit(request, host: host) {
-        case .success(let sent): id = sent
-        case .failure(let failure): return .answered(.failure(failure))
-        }
+        state.reserved -= 1
+        let id = state.takeID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
+                // Sent once its answer has somewhere to go.
                 if let lostReason {
-                    continuation.resume(returning: .lost(lostReason))
-                } else if Task.isCancelled {
-                    cancel(id)
-                    continuation.resume(returning: .answered(.failure(.cancelled)))
-                } else {
-                    state.value.waiting[id] = .task(continuation)
+                    state.release(host: host)
+                    return continuation.resume(returning: .lost(lostReason))
                 }
+                if Task.isCancelled {
+                    // Cancelled while it waited for the slot: the worker never sees it, and the slot
+                    // goes to the next request at once rather than when the worker answers a cancel.
+                    state.release(host: host)
+                    onSlotFreed?(self)
+                    return continuation.resume(returning: .answered(.failure(.cancelled)))
+                }
+                if case .failure(let failure) = transmit(request, host: host, as: id) {
+                    return continuation.resume(returning: .answered(.failure(failure)))
+                }
+                state.waiting[id] = .task(continuation)
             }
         } onCancel: {
-            connection.loop.execute { [self] in
-                guard case .task(let continuation)? = state.value.waiting.removeValue(forKey: id) else { return }
-                cancel(id)
-                continuation.resume(returning: .answered(.failure(.cancelled)))
-            }
+            connection.loop.execute { [self] in CoordinatorActor.assumeIsolated { cancelWaiting(id) } }
         }
+    }
+
+    /// Answers the task waiting for request `id` `cancelled`, and tells the worker.
+    private func cancelWaiting(_ id: MessageID) {
+        guard case .task(let continuation)? = state.waiting.removeValue(forKey: id) else { return }
+        cancel(id)
+        continuation.resume(returning: .answered(.failure(.cancelled)))
     }
 
     /// Forwards `request` (for upstream `host`, in the slot ``reserve(host:)`` promised) from
     /// the loop, without a task: the worker's answer, or its loss, goes to `reply` on the loop,
     /// never before this returns; ``abandon(_:)`` withdraws it. A request that cannot go out
     /// (the worker is lost, or the request does not fit in a frame) is replied to in the
-    /// return value instead. Loop thread only.
-    func send(_ request: Request, host: String, reply: @escaping @Sendable (Reply) -> Void) -> Sent {
-        state.value.reserved -= 1
+    /// return value instead.
+    func send(_ request: Request, host: String, reply: @escaping @CoordinatorActor (Reply) -> Void) -> Sent {
+        state.reserved -= 1
         if let lostReason {
-            state.value.release(host: host)
+            state.release(host: host)
             return .replied(.lost(lostReason))
         }
-        switch transmit(request, host: host) {
-        case .success(let id):
-            state.value.waiting[id] = .callback(reply)
+        let id = state.takeID()
+        switch transmit(request, host: host, as: id) {
+        case .success:
+            state.waiting[id] = .callback(reply)
             return .waiting(id)
         case .failure(let failure):
             return .replied(.answered(.failure(failure)))
         }
     }
 
-    /// Sends `request` (for upstream `host`) to the worker under a new id, in the slot taken:
-    /// the id it is outstanding under, or `requestTooLarge` when it does not fit in a frame
-    /// (the slot is then given back). Loop thread only.
-    private func transmit(_ request: Request, host: String) -> Result<MessageID, ProviderFailure> {
-        let id = state.value.takeID()
+    /// Sends `request` (for upstream `host`) to the worker as `id`, in the slot taken, where it
+    /// is then outstanding; `requestTooLarge` when it does not fit in a frame (the slot is then
+    /// given back).
+    private func transmit(_ request: Request, host: String, as id: MessageID) -> Result<Void, ProviderFailure> {
         do {
             try connection.send(.request(request.message(id: id)))
         } catch {
-            state.value.release(host: host)
+            state.release(host: host)
             onSlotFreed?(self)
             return .failure(ProviderFailure(code: .requestTooLarge, message: "\(error)"))
         }
-        state.value.outstanding.insert(id)
-        state.value.hostOf[id] = host
-        state.value.forwarded += 1
-        return .success(id)
+        state.outstanding.insert(id)
+        state.hostOf[id] = host
+        state.forwarded += 1
+        return .success(())
     }
 
     /// Withdraws request `id` sent by ``send(_:host:reply:)``: its callback is not called, and
     /// the worker is asked to stop working on it (its slot frees up when it answers, as for
-    /// any cancelled request). Nothing when it was answered already. Loop thread only.
+    /// any cancelled request). Nothing when it was answered already.
     func abandon(_ id: MessageID) {
-        guard state.value.waiting.removeValue(forKey: id) != nil else { return }
+        guard state.waiting.removeValue(forKey: id) != nil else { return }
         cancel(id)
     }
 
@@ -303,30 +300,29 @@ final class WorkerSession: Sendable {
     let shardName: String
 
     /// How long a worker may take to answer an admin message before the exchange is given up.
-    static let exchangeTimeoutMs: UInt64 = 10_000
+    nonisolated static let exchangeTimeoutMs: UInt64 = 10_000
 
     /// Sends the admin message `make` builds with a fresh id (`store`, `invalidate`, `status`)
     /// and waits for the worker's `result` or `failure`; nil when the worker is lost first, the
     /// message cannot be sent, or no answer comes within `timeoutMs`. Runs on the loop.
-    func exchange(timeoutMs: UInt64 = exchangeTimeoutMs, _ make: (MessageID) -> WireMessage) async -> WireMessage? {
+    func exchange(timeoutMs: UInt64 = exchangeTimeoutMs, _ make: @Sendable (MessageID) -> WireMessage) async -> WireMessage? {
         guard lostReason == nil else { return nil }
-        let id = state.value.takeID()
-        do {
-            try connection.send(make(id))
-        } catch {
-            return nil
-        }
         let timer = try? LoopTimer(on: connection.loop)
         defer { timer?.close() }
         return await withCheckedContinuation { continuation in
-            if lostReason != nil { return continuation.resume(returning: nil) }
-            state.value.exchanges[id] = continuation
-            timer?.start(afterMs: timeoutMs) { [self] in
-                guard let waiting = state.value.exchanges.removeValue(forKey: id) else { return }
-                logger.warning("worker \(self.id) did not answer exchange \(id) within \(timeoutMs) ms")
-                waiting.resume(returning: nil)
-            }
+            // Sent once its answer has somewhere to go.
+            let id = state.takeID()
+            guard lostReason == nil, (try? connection.send(make(id))) != nil else { return continuation.resume(returning: nil) }
+            state.exchanges[id] = continuation
+            timer?.start(afterMs: timeoutMs) { [self] in CoordinatorActor.assumeIsolated { exchangeTimedOut(id, after: timeoutMs) } }
         }
+    }
+
+    /// Gives up waiting for the answer to exchange `id`, unanswered after `timeoutMs`.
+    private func exchangeTimedOut(_ id: MessageID, after timeoutMs: UInt64) {
+        guard let waiting = state.exchanges.removeValue(forKey: id) else { return }
+        logger.warning("worker \(self.id) did not answer exchange \(id) within \(timeoutMs) ms")
+        waiting.resume(returning: nil)
     }
 
     /// Records why the worker is out of rotation and releases everything waiting for it: its
@@ -343,7 +339,7 @@ final class WorkerSession: Sendable {
             state.hostOf.removeAll()
             state.exchanges.removeAll()
             return (stranded, unanswered)
-        }(&state.value)
+        }(&state)
         if !stranded.isEmpty {
             logger.warning("\(reason) with \(stranded.count) request(s) in flight; retrying them")
         } else {
@@ -354,7 +350,7 @@ final class WorkerSession: Sendable {
             case .task(let continuation): continuation.resume(returning: .lost(reason))
             // On a later turn, as a task would hear it: the callback may send elsewhere, and the
             // pool is still taking this worker out of rotation.
-            case .callback(let reply): connection.loop.execute { reply(.lost(reason)) }
+            case .callback(let reply): connection.loop.execute { CoordinatorActor.assumeIsolated { reply(.lost(reason)) } }
             }
         }
         for continuation in unanswered.values { continuation.resume(returning: nil) }
@@ -363,7 +359,7 @@ final class WorkerSession: Sendable {
     /// Asks the worker to stop working on request `id`; its final answer is still expected,
     /// for ``cancelGrace``.
     private func cancel(_ id: MessageID) {
-        state.value.cancelled[id] = clock.now
+        state.cancelled[id] = clock.now
         try? connection.send(.cancel(CancelMessage(id: id)))
     }
 
@@ -371,26 +367,26 @@ final class WorkerSession: Sendable {
     /// their cancel, by `now` (on ``clock``): their slots free up, and an answer that still
     /// comes is ignored.
     func forgetUnansweredCancellations(now: ContinuousClock.Instant) {
-        let overdue = state.value.cancelled.filter { now - $0.value > Self.cancelGrace }.keys
+        let overdue = state.cancelled.filter { now - $0.value > Self.cancelGrace }.keys
         guard !overdue.isEmpty else { return }
         for id in overdue {
-            state.value.cancelled[id] = nil
-            state.value.outstanding.remove(id)
-            if let host = state.value.hostOf.removeValue(forKey: id) { state.value.release(host: host) }
+            state.cancelled[id] = nil
+            state.outstanding.remove(id)
+            if let host = state.hostOf.removeValue(forKey: id) { state.release(host: host) }
         }
-        state.value.forgotten += overdue.count
+        state.forgotten += overdue.count
         logger.warning("worker \(id) did not answer \(overdue.count) cancelled request(s) within \(Self.cancelGrace); forgetting them")
         onSlotFreed?(self)
     }
 
     private func received(_ message: WireMessage) {
-        state.value.lastHeard = clock.now
+        state.lastHeard = clock.now
         // An unresponsive worker's late words change nothing: its requests went elsewhere.
         if isUnresponsive { return }
-        if let id = message.id, let exchange = state.value.exchanges.removeValue(forKey: id) {
+        if let id = message.id, let exchange = state.exchanges.removeValue(forKey: id) {
             switch message {
             case .result, .failure: return exchange.resume(returning: message)
-            default: state.value.exchanges[id] = exchange
+            default: state.exchanges[id] = exchange
             }
         }
         let outcome: ProviderOutcome
@@ -403,11 +399,11 @@ final class WorkerSession: Sendable {
             return
         case .result(let result):
             // An admin exchange given up on (timed out) may still be answered: ignored.
-            guard result.id < state.value.nextID else {
+            guard result.id < state.nextID else {
                 connection.fail(ProtocolError(.unexpectedMessage, "no exchange \(result.id) is under way on this connection", id: result.id))
                 return
             }
-            state.value.lateAnswers += 1
+            state.lateAnswers += 1
             return
         case .ping(let ping):
             // Workers may ping too (protocol section 1), and every ping is answered.
@@ -435,15 +431,15 @@ final class WorkerSession: Sendable {
             state.answered += 1
             if case .failure = outcome { state.failures += 1 }
             return .some(state.waiting.removeValue(forKey: id))
-        }(&state.value)
+        }(&state)
         guard let waiter else {
             // A reply to a request this side forgot (or answered twice): ignored (protocol
             // section 5); one to an id never sent is a protocol error.
-            guard id < state.value.nextID else {
+            guard id < state.nextID else {
                 connection.fail(ProtocolError(.unexpectedMessage, "no request \(id) is in flight on this connection", id: id))
                 return
             }
-            state.value.lateAnswers += 1
+            state.lateAnswers += 1
             return
         }
         switch waiter {
@@ -465,9 +461,9 @@ final class WorkerSession: Sendable {
             strand("worker \(id) (pid \(hello.pid.map(String.init) ?? "?")) disconnected: \(end)")
         }
         let onLost = self.onLost
-        state.value.onLost = nil
-        state.value.onSlotFreed = nil
-        state.value.onSharedChange = nil
+        state.onLost = nil
+        state.onSlotFreed = nil
+        state.onSharedChange = nil
         onLost?(self)
     }
 }

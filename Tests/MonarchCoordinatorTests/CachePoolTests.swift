@@ -7,10 +7,10 @@ import Testing
 
 @Suite struct CachePoolTests {
     func makePool(
-        on loop: EventLoop, clock: MonotonicClock = .system, memory: Duration = .seconds(60), limit: Int = 1000
+        clock: MonotonicClock = .system, memory: Duration = .seconds(60), limit: Int = 1000
     ) -> CachePool {
         CachePool(
-            kind: "cache", loop: loop, logger: Logger(label: "test"), clock: clock, wallClock: .system, invalidationMemory: memory,
+            kind: "cache", logger: Logger(label: "test"), clock: clock, wallClock: .system, invalidationMemory: memory,
             invalidationLimit: limit)
     }
 
@@ -22,10 +22,8 @@ import Testing
 
     @Test("On a trip, a cache pool is asked and written back to with the trip; a plain pool only asked")
     func poolsOnATrip() async throws {
-        let loop = try EventLoop(name: "cache-pool-test")
-        defer { _ = loop.shutdown() }
-        let cache = makePool(on: loop)
-        let network = WorkerPool(kind: "network", loop: loop, clock: .system)
+        let cache = makePool()
+        let network = WorkerPool(kind: "network", clock: .system)
         let trip = WorkerPool.Trip(start: .now, budget: nil, client: 0)
         #expect(cache.pool.role == .cache && network.role == .provider)
         let cacheLeg = try #require(cache.onTrip(trip) as? PoolOnTrip<CachePool>)
@@ -37,9 +35,7 @@ import Testing
 
     @Test("a write-back from a trip that started before an invalidation of its key is dropped")
     func writeBackAfterInvalidation() async throws {
-        let loop = try EventLoop(name: "cache-pool-test")
-        defer { _ = loop.shutdown() }
-        let pool = makePool(on: loop)
+        let pool = makePool()
 
         let startedBefore = ContinuousClock.now
         _ = await pool.invalidate(InvalidateMessage.Target.prefix("GET api users/"))
@@ -47,46 +43,42 @@ import Testing
         await store(pool, "GET api posts/1", tripStartedAt: startedBefore)
         await store(pool, "GET api users/2", tripStartedAt: .now)
         // Only the first was dropped: the others found no worker to go to, which is not a skip.
-        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        #expect(await CoordinatorActor.run { pool.storesSkipped } == 1)
     }
 
     @Test("invalidations remembered stay within their limit: the oldest fold into one covering every key")
     func invalidationMemoryIsBoundedInCount() async throws {
-        let loop = try EventLoop(name: "cache-pool-test")
-        defer { _ = loop.shutdown() }
-        let pool = makePool(on: loop, limit: 3)
+        let pool = makePool(limit: 3)
         let startedBefore = ContinuousClock.now
         for index in 0..<10 { _ = await pool.invalidate(InvalidateMessage.Target.key("GET api k\(index)")) }
-        #expect(try await loop.submit { pool.rememberedInvalidations } == 3)
+        #expect(await CoordinatorActor.run { pool.rememberedInvalidations } == 3)
         // A key never invalidated, from a trip older than the folded invalidations: dropped too.
         await store(pool, "GET api other", tripStartedAt: startedBefore)
-        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        #expect(await CoordinatorActor.run { pool.storesSkipped } == 1)
         // A trip that started after all of them keeps its write-back (no worker: not a skip).
         await store(pool, "GET api other", tripStartedAt: .now)
-        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        #expect(await CoordinatorActor.run { pool.storesSkipped } == 1)
     }
 
     @Test("invalidations are forgotten once no trip under way can need them")
     func invalidationMemoryIsBoundedInTime() async throws {
-        let loop = try EventLoop(name: "cache-pool-test")
-        defer { _ = loop.shutdown() }
         let clock = TestClock()
-        let pool = makePool(on: loop, clock: clock.clock, memory: .seconds(30), limit: 1)
+        let pool = makePool(clock: clock.clock, memory: .seconds(30), limit: 1)
         let startedBefore = clock.now
         clock.advance(by: .seconds(1))
         for index in 0..<3 { _ = await pool.invalidate(InvalidateMessage.Target.key("GET api k\(index)")) }
-        #expect(try await loop.submit { pool.rememberedInvalidations } == 1)
+        #expect(await CoordinatorActor.run { pool.rememberedInvalidations } == 1)
         // Within the memory, an older trip's write-back is still dropped (the folded ones cover every key).
         clock.advance(by: .seconds(30))
-        try await loop.submit { pool.forgetOldInvalidations(now: clock.now) }
-        #expect(try await loop.submit { pool.rememberedInvalidations } == 1)
+        await CoordinatorActor.run { pool.forgetOldInvalidations(now: clock.now) }
+        #expect(await CoordinatorActor.run { pool.rememberedInvalidations } == 1)
         await store(pool, "GET api other", tripStartedAt: startedBefore)
-        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        #expect(await CoordinatorActor.run { pool.storesSkipped } == 1)
         // Past it, nothing is remembered, folded or not: the same write-back is kept (no worker: not a skip).
         clock.advance(by: .milliseconds(1))
-        try await loop.submit { pool.forgetOldInvalidations(now: clock.now) }
-        #expect(try await loop.submit { pool.rememberedInvalidations } == 0)
+        await CoordinatorActor.run { pool.forgetOldInvalidations(now: clock.now) }
+        #expect(await CoordinatorActor.run { pool.rememberedInvalidations } == 0)
         await store(pool, "GET api other", tripStartedAt: startedBefore)
-        #expect(try await loop.submit { pool.storesSkipped } == 1)
+        #expect(await CoordinatorActor.run { pool.storesSkipped } == 1)
     }
 }

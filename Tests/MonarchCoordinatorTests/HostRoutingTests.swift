@@ -19,11 +19,9 @@ import Testing
         .init(match: "api/...", domain: "site", httpBodyBytes: 10),
     ]
 
-    /// `body` with a loop, the routes above compiled, and a chain for `site` that never runs.
+    /// `body` with the routes above compiled, and a chain for `site` that never runs.
     private func withRouting(_ body: (Router<RouteOptions>, [String: [any RequestProvider]]) throws -> Void) throws {
-        let loop = try EventLoop(name: "host-routing-tests")
-        defer { _ = loop.shutdown() }
-        try body(try Router<RouteOptions>(routes: Self.routes), ["site": [WorkerPool(kind: "network", loop: loop, clock: .system)]])
+        try body(try Router<RouteOptions>(routes: Self.routes), ["site": [WorkerPool(kind: "network", clock: .system)]])
     }
 
     private func plan(
@@ -97,15 +95,13 @@ import Testing
 
     @Test("A request's body limit is its route's httpBody, for its host; else limits.httpBody")
     func bodyLimits() throws {
-        let loop = try EventLoop(name: "host-routing-body")
-        defer { _ = loop.shutdown() }
         var configuration = Configuration(
             listen: .init(clients: [.unix(path: "/tmp/c.sock")], workers: .unix(path: "/tmp/w.sock")),
             domains: [.init(name: "site", providers: ["network"])], routes: Self.routes)
         configuration.limits.httpBodyBytes = 1000
         let routing = Routing(
             configuration: configuration, router: try Router<RouteOptions>(routes: Self.routes),
-            pools: ["network": WorkerPool(kind: "network", loop: loop, clock: .system)], cachePools: [:])
+            pools: ["network": WorkerPool(kind: "network", clock: .system)], cachePools: [:])
         #expect(routing.httpBodyBytes(target: "/page", host: "a.test") == 4 << 20)
         #expect(routing.httpBodyBytes(target: "http://a.test/page", host: "a.test") == 4 << 20)
         #expect(routing.httpBodyBytes(target: "/page", host: "c.test") == 1000)

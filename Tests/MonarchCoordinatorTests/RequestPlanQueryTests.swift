@@ -18,10 +18,8 @@ import Testing
 
     /// Plans `message` against the routes above, through `routes`.
     func plan(_ message: RequestMessage, host: String? = nil, routes: RouteCache) throws(ChainError) -> RequestPlan {
-        let loop = try! EventLoop(name: "plan-query-tests")
-        defer { _ = loop.shutdown() }
         let router = try! Router<RouteOptions>(routes: Self.routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop, clock: .system)]]
+        let chains = ["api": [WorkerPool(kind: "network", clock: .system)]]
         return try RequestPlan(message, host: host, router: router, chains: chains, limits: Configuration.Limits(), routes: routes)
     }
 

@@ -16,12 +16,10 @@ import Testing
     ]
 
     func plan(_ path: String, _ headers: [String: String]) throws -> RequestPlan {
-        let loop = try EventLoop(name: "plan-sharing-tests")
-        defer { _ = loop.shutdown() }
         let router = try Router<RouteOptions>(routes: Self.routes)
         return try RequestPlan(
             RequestMessage(id: 1, path: path, headers: headers), router: router,
-            chains: ["api": [WorkerPool(kind: "network", loop: loop, clock: .system)]], limits: Configuration.Limits())
+            chains: ["api": [WorkerPool(kind: "network", clock: .system)]], limits: Configuration.Limits())
     }
 
     @Test("A shared read does not carry tracing ids upstream; one that shares nothing carries all its headers")

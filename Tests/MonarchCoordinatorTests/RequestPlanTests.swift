@@ -23,12 +23,10 @@ import Testing
     func plan(
         _ message: RequestMessage, defaultTimeout: Duration = .seconds(30), limits: Configuration.Limits = Configuration.Limits()
     ) throws(ChainError) -> RequestPlan {
-        let loop = try! EventLoop(name: "plan-tests")
-        defer { _ = loop.shutdown() }
         let router = try! Router<RouteOptions>(routes: Self.routes)
         let chains = [
-            "api": [WorkerPool(kind: "network", loop: loop, clock: .system)],
-            "static": [WorkerPool(kind: "bundle", loop: loop, clock: .system)],
+            "api": [WorkerPool(kind: "network", clock: .system)],
+            "static": [WorkerPool(kind: "bundle", clock: .system)],
         ]
         var limits = limits
         limits.timeout = defaultTimeout
@@ -179,10 +177,8 @@ import Testing
         let routes: [Configuration.Route] = [
             .init(match: "u/:name", domain: "api", upstream: "http://127.0.0.1:8080/data/users/:name"),
         ]
-        let loop = try EventLoop(name: "plan-tests")
-        defer { _ = loop.shutdown() }
         let router = try Router<RouteOptions>(routes: routes)
-        let chains = ["api": [WorkerPool(kind: "network", loop: loop, clock: .system)]]
+        let chains = ["api": [WorkerPool(kind: "network", clock: .system)]]
         for path in ["u/..%2F..%2F.env", "u/a%5Cb", "u/%2F"] {
             let error = #expect(throws: ChainError.self) {
                 try RequestPlan(RequestMessage(id: 1, path: path), router: router, chains: chains, limits: Configuration.Limits())

@@ -82,12 +82,10 @@ import Testing
 
     @Test("A plan made with the cache is the plan made without it")
     func samePlans() throws {
-        let loop = try EventLoop(name: "route-cache-tests")
-        defer { _ = loop.shutdown() }
         let router = try Router<RouteOptions>(routes: RequestPlanTests.routes)
         let chains = [
-            "api": [WorkerPool(kind: "network", loop: loop, clock: .system)],
-            "static": [WorkerPool(kind: "bundle", loop: loop, clock: .system)],
+            "api": [WorkerPool(kind: "network", clock: .system)],
+            "static": [WorkerPool(kind: "bundle", clock: .system)],
         ]
         let cache = RouteCache()
         for message in [

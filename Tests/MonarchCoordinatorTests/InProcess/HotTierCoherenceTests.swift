@@ -53,7 +53,7 @@ struct HotTierCoherenceTests {
     }
 
     static func hotEntries(_ cluster: InProcessCluster) async throws -> Int {
-        await CoordinatorActor.run { cluster.coordinator.hotTier?.value.count ?? 0 }
+        await CoordinatorActor.run { cluster.coordinator.hotTier?.tier.count ?? 0 }
     }
 
     /// Reads the path as request `id` and expects the cache worker to be asked (a hot tier miss):
@@ -196,7 +196,7 @@ struct HotTierCoherenceTests {
                     #expect(text(try await client.answer(id)) == "new", "request \(id), after the acknowledgement")
                 }
             }
-            let refused = await CoordinatorActor.run { cluster.coordinator.hotTier?.value.refusedAfterChange ?? 0 }
+            let refused = await CoordinatorActor.run { cluster.coordinator.hotTier?.tier.refusedAfterChange ?? 0 }
             #expect(refused == 1, "the raced read's answer was not kept")
         }
     }

@@ -121,7 +121,7 @@ struct PipelineTests {
         try await InProcessCluster.with("domains: { docs: [bundle] }\nroutes: [{ match: \"...\", domain: docs }]") { cluster in
             let bundle = try await cluster.worker(kind: "bundle", name: "bundle-a", capacity: 1)
             let session = try #require(await CoordinatorActor.run { cluster.coordinator.pools["bundle"]?.workers.first })
-            let reply = await Task(executorPreference: cluster.loop) {
+            let reply = await Task { @CoordinatorActor in
                 withUnsafeCurrentTask { $0?.cancel() }
                 session.reserve(host: "")
                 #expect(!session.isIdle, "a worker with a slot promised is not idle: scaling down waits for it")
@@ -132,7 +132,7 @@ struct PipelineTests {
                 return
             }
             #expect(failure.code == "cancelled")
-            #expect(try await cluster.loop.submit { session.load } == 0, "the slot is free again")
+            #expect(await CoordinatorActor.run { session.load } == 0, "the slot is free again")
             let client = try await cluster.client()
             try await client.send(RequestMessage(id: 1, path: "served", policy: .noCache))
             let request = try await bundle.nextRequest()
