@@ -60,7 +60,7 @@ extension Supervisor {
         coordinator.scalingKinds.insert(kind)
         defer { coordinator.scalingKinds.remove(kind) }
         // A worker chosen to go while it was starting registers draining.
-        coordinator.pools[kind]?.setDrainsOnArrival { [unowned self] name in CoordinatorActor.assumeIsolated { self.isLeaving(name) } }
+        coordinator.pools[kind]?.setDrainsOnArrival { [unowned self] name in isLeaving(name) }
         let limits = coordinator.limits
         let bound = ScalePlan.startBound(workerStarts: limits.workerStarts, handshakes: limits.handshakes)
         // Progress is judged on the coordinator's clock; the pauses between looks are real.

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import MonarchLoop
 import Testing
 @testable import MonarchCoordinator
@@ -17,6 +22,23 @@ struct CoordinatorActorTests {
         for _ in 0..<20 {
             let sawQueuedWork = await Task(executorPreference: CoordinatorActor.loop) { await probe.queueThenWait() }.value
             #expect(!sawQueuedWork, "the continuation's body ran after work queued before it: the task hopped")
+        }
+    }
+}
+
+extension CoordinatorActorTests {
+    @Test("No coordinator state is checked at run time: the coordinator's sources use no LoopBound")
+    func noLoopBoundInTheCoordinator() throws {
+        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Sources/MonarchCoordinator")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        #expect(files.count > 50, "the coordinator's sources are where this test looks: \(sources.path)")
+        for file in files {
+            let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            let uses = code.filter { $0.contains("LoopBound") }
+            #expect(uses.isEmpty, "\(file.lastPathComponent) keeps state in a LoopBound: \(uses)")
         }
     }
 }
