@@ -333,7 +333,7 @@ final class WorkerPool: RequestProvider {
             await withCheckedContinuation { continuation in
                 if Task.isCancelled { return continuation.resume(returning: .cancelled) }
                 // Checked again where the wait begins: a slot freed meanwhile went to nobody.
-                if hasRoom(in: lane) { return continuation.resume(returning: .retry) }
+                if hasRoom(in: lane, excluding: excluded) { return continuation.resume(returning: .retry) }
                 state.lanes[lane, default: FairQueue()].append(
                     Waiting(continuation: continuation, excluded: excluded), client: client, ticket: ticket)
             }
@@ -342,9 +342,12 @@ final class WorkerPool: RequestProvider {
         }
     }
 
-    /// Whether a serving worker of `lane` has a slot for its host now.
-    private func hasRoom(in lane: LaneKey) -> Bool {
-        state.workers.contains { $0.isServing && self.lane(of: $0) == lane.lane && $0.hasRoom(forHost: lane.host) }
+    /// Whether a serving worker of `lane`, not one of `excluded`, has a slot for its host now:
+    /// the worker ``choose(for:host:excluding:)`` would then choose.
+    private func hasRoom(in lane: LaneKey, excluding excluded: [String]) -> Bool {
+        state.workers.contains {
+            $0.isServing && !excluded.contains($0.id) && self.lane(of: $0) == lane.lane && $0.hasRoom(forHost: lane.host)
+        }
     }
 
     /// Answers the request waiting under `ticket` for a slot in `lane` `cancelled`.
