@@ -64,8 +64,6 @@ final class CachePool: RequestProvider, ResponseStoring {
     nonisolated var kind: String { pool.kind }
     /// The workers' kind: the provider's name.
     nonisolated var name: String { pool.kind }
-    /// The loop the pool runs on: ``CoordinatorActor/loop``.
-    nonisolated var loop: EventLoop { pool.loop }
 
     /// Write-backs the workers acknowledged (the entry is kept, on disk for a file store).
     var stores: Int { state.stores }

@@ -2,9 +2,8 @@ import Monarch
 import MonarchWire
 
 // The scale run: one per pool, bringing it to the size last asked for, a step at a time. It
-// runs in the supervisor's isolation, so what it reads and changes of the supervisor is
-// checked by the compiler; what it reads and changes of the coordinator (its pools, its
-// counts) is the coordinator's loop-thread state, checked when it runs.
+// runs on CoordinatorActor, as the supervisor and the coordinator do, so what it reads and
+// changes of either (the coordinator's pools and counts among them) is checked by the compiler.
 extension Supervisor {
     /// Makes `message.count` local workers of `message.kind` wanted, and joins the pool's scale
     /// run (starting it when there is none) until it answers: ``Coordinator/scale(_:)`` says
