@@ -317,7 +317,9 @@ final class WorkerPool: RequestProvider {
             case .noWorker: return nil
             case .full(let full): worker = full
             }
-            switch await waitForSlot(in: LaneKey(lane: lane(of: worker), host: host), excluding: excluded, client: client) {
+            switch await waitForSlot(
+                for: request, in: LaneKey(lane: lane(of: worker), host: host), excluding: excluded, client: client)
+            {
             case .worker(let granted): return granted
             case .retry: continue
             case .cancelled: return nil
@@ -325,28 +327,29 @@ final class WorkerPool: RequestProvider {
         }
     }
 
-    private func waitForSlot(in lane: LaneKey, excluding excluded: [String], client: Int) async -> Grant {
+    /// Waits in `lane` for a slot for `request`, which ``grantSlots(of:)`` hands out in turn.
+    private func waitForSlot(
+        for request: Request, in lane: LaneKey, excluding excluded: [String], client: Int
+    ) async -> Grant {
         let ticket = state.nextTicket
         state.nextTicket += 1
         state.queued += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if Task.isCancelled { return continuation.resume(returning: .cancelled) }
-                // Checked again where the wait begins: a slot freed meanwhile went to nobody.
-                if hasRoom(in: lane, excluding: excluded) { return continuation.resume(returning: .retry) }
+                // Chosen again where the wait begins: a slot freed, or a worker lost, meanwhile
+                // found nobody waiting.
+                switch reserveReady(for: request, host: lane.host, excluding: excluded) {
+                case .reserved(let worker): return continuation.resume(returning: .worker(worker))
+                case .noWorker: return continuation.resume(returning: .retry)
+                case .full(let full) where self.lane(of: full) != lane.lane: return continuation.resume(returning: .retry)
+                case .full: break
+                }
                 state.lanes[lane, default: FairQueue()].append(
                     Waiting(continuation: continuation, excluded: excluded), client: client, ticket: ticket)
             }
         } onCancel: {
             loop.execute { [self] in CoordinatorActor.assumeIsolated { stopWaiting(in: lane, ticket: ticket, client: client) } }
-        }
-    }
-
-    /// Whether a serving worker of `lane`, not one of `excluded`, has a slot for its host now:
-    /// the worker ``choose(for:host:excluding:)`` would then choose.
-    private func hasRoom(in lane: LaneKey, excluding excluded: [String]) -> Bool {
-        state.workers.contains {
-            $0.isServing && !excluded.contains($0.id) && self.lane(of: $0) == lane.lane && $0.hasRoom(forHost: lane.host)
         }
     }
 
